@@ -1,0 +1,401 @@
+"""Claude Code transcripts (JSONL, versions 1.0.17 to 2.1.x) to asz entries and events.
+
+The rules come from shared/spec/runtimes/claude-code.md; the section numbers below are its.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+
+from asz_core.interfaces import RuntimeAdapter
+from asz_core.records import Cursor, Entry, Problem
+from asz_core.textclip import clip_input, clip_text
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_INTERRUPTS = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
+_EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+# Types known to carry nothing a judge reads (§2). Anything else unknown gets a warning.
+_QUIET = {"file-history-snapshot", "progress", "summary", "attachment", "custom-title"}
+_KNOWN = _QUIET | {"user", "assistant", "system", "queue-operation"}
+# Lines kept before the session id is known (a file may open with snapshots that carry none).
+_SESSION_LOOKAHEAD = 200
+
+
+class ClaudeCodeAdapter(RuntimeAdapter):
+    """Reads ~/.claude/projects: a session file, a project folder, or the whole tree."""
+
+    name: ClassVar[str] = "claudecode"
+
+    # -- which files ----------------------------------------------------------------------
+    def detect(self, path: Path) -> bool:
+        if path.is_file():
+            return path.suffix == ".jsonl" and _looks_like_claude(path)
+        if path.is_dir():
+            for p in _walk_jsonl(path, limit=20):
+                if _looks_like_claude(p):
+                    return True
+        return False
+
+    def files(self, path: Path) -> list[Path]:
+        found = [path] if path.is_file() else list(_walk_jsonl(path))
+        mains = [p for p in found if not _is_agent_file(p)]
+        agents = [p for p in found if _is_agent_file(p)]
+        # A resumed session copies its origin's lines; reading sessions in the order they
+        # ended makes the origin land first, so the resume continues its conversation.
+        mains.sort(key=lambda p: (_last_timestamp(p), str(p)))
+        agents.sort(key=lambda p: str(p))
+        return mains + agents
+
+    def file_requests(self, tool: str, request: Mapping[str, Any]) -> list[str]:
+        key = _EDIT_TOOLS.get(tool)
+        value = request.get(key) if key else None
+        return [value] if isinstance(value, str) and value else []
+
+    # -- reading --------------------------------------------------------------------------
+    def read(self, path: Path, cursor: Cursor) -> Iterator[Entry | Problem]:
+        fname = str(path)
+        st = cursor.state
+        agent_file = _is_agent_file(path)
+        if "session" not in st:
+            st["session"] = _session_from_path(path)
+        if agent_file and "stream" not in st:
+            st["stream"] = path.stem  # agent-<id>, agent-acompact-<hex>
+        held: list[tuple[int, bytes, dict[str, Any]]] = []
+        with open(path, "rb") as f:
+            f.seek(cursor.offset)
+            offset, lineno = cursor.offset, cursor.line
+            while True:
+                raw = f.readline()
+                if not raw:
+                    break
+                lineno += 1
+                complete = raw.endswith(b"\n")
+                body = raw.strip()
+                if not body:
+                    offset += len(raw) if complete else 0
+                    cursor.offset, cursor.line = offset, lineno if complete else lineno - 1
+                    continue
+                try:
+                    obj = orjson.loads(body)
+                except orjson.JSONDecodeError as exc:
+                    if not complete:
+                        # A last line still being written: leave it for the next collect.
+                        yield Problem(fname, lineno, f"truncated last line ({len(raw)} bytes), left for the next collect")
+                        lineno -= 1
+                        break
+                    yield Problem(fname, lineno, f"not JSON ({exc}); line skipped")
+                    offset += len(raw)
+                    cursor.offset, cursor.line = offset, lineno
+                    continue
+                offset += len(raw)
+                if not isinstance(obj, dict):
+                    yield Problem(fname, lineno, "not a JSON object; line skipped")
+                    cursor.offset, cursor.line = offset, lineno
+                    continue
+                if st["session"] is None:
+                    sid = obj.get("sessionId")
+                    if isinstance(sid, str) and sid:
+                        st["session"] = sid
+                    elif len(held) < _SESSION_LOOKAHEAD:
+                        held.append((lineno, body, obj))
+                        continue
+                    else:
+                        st["session"] = path.stem
+                for item in held:
+                    yield from self._entries(fname, item[0], item[1], item[2], st)
+                held.clear()
+                yield from self._entries(fname, lineno, body, obj, st)
+                cursor.offset, cursor.line = offset, lineno
+        if held:
+            st["session"] = st["session"] or path.stem
+            for item in held:
+                yield from self._entries(fname, item[0], item[1], item[2], st)
+            cursor.offset, cursor.line = offset, lineno
+
+    def _entries(self, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any]) -> Iterator[Entry | Problem]:
+        typ = obj.get("type")
+        if typ not in _KNOWN:
+            yield Problem(fname, lineno, f"unknown entry type {typ!r}; kept, no events")
+        uuid = obj.get("uuid")
+        key = uuid if isinstance(uuid, str) and uuid else "h:" + hashlib.blake2b(body, digest_size=12).hexdigest()
+        stream = self._stream(obj, st)
+        try:
+            events = tuple(self._events(typ, obj, st, stream))
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            # A line of an unexpected shape is kept whole; it just says nothing to assembly.
+            yield Problem(fname, lineno, f"{typ} line of unexpected shape ({exc}); kept, no events")
+            events = ()
+        ts = obj.get("timestamp")
+        yield Entry(
+            key=key,
+            session=st["session"],
+            stream=stream,
+            kind=str(typ),
+            file=fname,
+            line=lineno,
+            raw=body,
+            events=events,
+            ts=ts if isinstance(ts, str) else None,
+        )
+
+    def _stream(self, obj: dict[str, Any], st: dict[str, Any]) -> str:
+        if "stream" in st:
+            return st["stream"]
+        if not obj.get("isSidechain"):
+            return "main"
+        agent = obj.get("agentId")
+        if isinstance(agent, str) and agent:
+            return f"agent-{agent}"
+        # Inline sidechain (<= 2.0.27): a contiguous block opened by a root line (§5b).
+        if obj.get("parentUuid") is None and obj.get("type") == "user":
+            st["side"] = f"side-{obj.get('uuid')}"
+            st["side_new"] = True
+        return st.get("side") or f"side-{obj.get('uuid')}"
+
+    # -- events ---------------------------------------------------------------------------
+    def _events(self, typ: Any, obj: dict[str, Any], st: dict[str, Any], stream: str) -> Iterator[dict[str, Any]]:
+        if typ == "user":
+            yield from self._user(obj, st, stream)
+        elif typ == "assistant":
+            yield from self._assistant(obj, st, stream)
+        elif typ == "system":
+            yield from self._system(obj)
+        elif typ == "queue-operation":
+            content = obj.get("content")
+            if obj.get("operation") == "enqueue" and isinstance(content, str) and content.strip():
+                if content.lstrip().startswith("<task-notification>"):
+                    yield {"e": "notice", "kind": "task_notification", **clip_text(content)}
+                elif not content.lstrip().startswith("/"):
+                    # Typed while the agent worked (§5d). A queued slash command shows up
+                    # later as the usual command lines, which are the input.
+                    yield {"e": "input", "source": "queued", **clip_text(content)}
+        elif typ == "progress":
+            data = obj.get("data") or {}
+            if data.get("type") == "agent_progress":
+                agent, tool = data.get("agentId"), obj.get("parentToolUseID")
+                if isinstance(agent, str) and agent and isinstance(tool, str) and tool:
+                    yield {"e": "starts", "id": tool, "stream": f"agent-{agent}"}
+
+    def _first_in_stream(self, st: dict[str, Any], stream: str) -> bool:
+        if stream == "main":
+            return False
+        if "stream" in st:  # an agent file: its first user or assistant line opens it
+            if st.get("opened"):
+                return False
+            st["opened"] = True
+            return True
+        if st.pop("side_new", False):
+            return True
+        return False
+
+    def _user(self, obj: dict[str, Any], st: dict[str, Any], stream: str) -> Iterator[dict[str, Any]]:
+        msg = obj.get("message") or {}
+        content = msg.get("content")
+        first = self._first_in_stream(st, stream)
+        if first:
+            text = _text_of(content)
+            kind = "helper" if (text.strip() == "Warmup" or "acompact" in stream) else "child"
+            ev: dict[str, Any] = {"e": "stream", "kind": kind, "by": []}
+            if stream.startswith("side-"):
+                ev["by"] = list(st.get("tasks", {}).get(text, []))
+            parent = obj.get("parentUuid")
+            if isinstance(parent, str) and parent:
+                ev["after"] = parent
+            yield ev
+            if not obj.get("isMeta"):
+                yield {"e": "input", "source": "agent", **clip_text(text)}
+                return
+        if obj.get("isCompactSummary"):
+            yield {"e": "summary", **clip_text(_text_of(content))}
+            return
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            tur = obj.get("toolUseResult")
+            for b in content:
+                if not isinstance(b, dict) or b.get("type") != "tool_result":
+                    continue
+                ev = {"e": "tool_result", "id": b.get("tool_use_id"), "error": bool(b.get("is_error")), **clip_text(_text_of(b.get("content")))}
+                if isinstance(tur, dict):
+                    agent = tur.get("agentId")
+                    if isinstance(agent, str) and agent:
+                        ev["starts"] = f"agent-{agent}"
+                        if isinstance(tur.get("usage"), dict):
+                            ev["agent_usage"] = _usage(tur["usage"])
+                elif isinstance(tur, str) and tur.startswith("Error"):
+                    ev["error"] = True
+                yield ev
+            return
+        text = _text_of(content)
+        stripped = text.strip()
+        if obj.get("isMeta"):
+            kind = "skill" if obj.get("sourceToolUseID") else ("hook" if stripped.startswith("<system-reminder>") else "meta")
+            yield {"e": "notice", "kind": kind, **clip_text(text)}
+        elif stripped in _INTERRUPTS:
+            yield {"e": "notice", "kind": "interrupt", **clip_text(text)}
+        elif stripped.startswith("<task-notification>"):
+            yield {"e": "notice", "kind": "task_notification", **clip_text(text)}
+        elif stripped.startswith(("<local-command-stdout>", "<local-command-stderr>")):
+            yield {"e": "notice", "kind": "command_output", **clip_text(text)}
+        elif _is_command(stripped):
+            yield {"e": "input", "source": "command", **clip_text(_command_text(stripped))}
+        elif stripped.startswith("<system-reminder>") or stripped.startswith("<user-prompt-submit-hook>"):
+            yield {"e": "notice", "kind": "hook", **clip_text(text)}
+        elif not stripped and not _has_media(content):
+            yield {"e": "notice", "kind": "meta", **clip_text(text)}
+        elif stream != "main":
+            # A later text line inside a sub-agent: the parent re-prompting, never the person.
+            yield {"e": "input", "source": "agent", **clip_text(text)}
+        else:
+            yield {"e": "input", "source": "person", **clip_text(text)}
+
+    def _assistant(self, obj: dict[str, Any], st: dict[str, Any], stream: str) -> Iterator[dict[str, Any]]:
+        msg = obj.get("message") or {}
+        content = msg.get("content")
+        blocks = content if isinstance(content, list) else ([{"type": "text", "text": content}] if isinstance(content, str) else [])
+        if self._first_in_stream(st, stream):
+            # A sub-agent file whose first written line is the model's (rare): still its start.
+            yield {"e": "stream", "kind": "helper" if "acompact" in stream else "child", "by": []}
+        model = msg.get("model")
+        if model == "<synthetic>" or not msg.get("id"):
+            # Not an API call (§9.5): an API error, a rate limit, "No response requested."
+            text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
+            kind = "api_error" if (obj.get("isApiErrorMessage") or text.startswith("API Error")) else "synthetic"
+            yield {"e": "notice", "kind": kind, **clip_text(text)}
+            return
+        usage = msg.get("usage")
+        call = f"{msg.get('id')}:{obj.get('requestId') or ''}"
+        final = isinstance(usage, dict) and "iterations" in usage or bool(msg.get("stop_reason"))
+        yield {"e": "call", "id": call, "model": model if isinstance(model, str) else None,
+               "usage": _usage(usage) if isinstance(usage, dict) else None, "final": final}
+        for b in blocks:
+            if not isinstance(b, dict):
+                continue
+            t = b.get("type")
+            if t == "text" and isinstance(b.get("text"), str) and b["text"].strip():
+                yield {"e": "text", "call": call, **clip_text(b["text"])}
+            elif t == "thinking":
+                yield {"e": "thinking", "call": call, **clip_text(b.get("thinking") or "")}
+            elif t in ("tool_use", "server_tool_use"):
+                name, inp = b.get("name"), b.get("input") if isinstance(b.get("input"), dict) else {}
+                if name in ("Task", "Agent") and isinstance(inp.get("prompt"), str):
+                    st.setdefault("tasks", {}).setdefault(inp["prompt"], []).append(b.get("id"))
+                yield {"e": "tool_use", "call": call, "id": b.get("id"), "name": name, "input": clip_input(inp)}
+
+    def _system(self, obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        sub = obj.get("subtype")
+        content = obj.get("content") if isinstance(obj.get("content"), str) else ""
+        if sub == "local_command":
+            stripped = content.strip()
+            if _is_command(stripped):
+                yield {"e": "input", "source": "command", **clip_text(_command_text(stripped))}
+            else:
+                yield {"e": "notice", "kind": "command_output", **clip_text(content)}
+        elif sub == "api_error":
+            err = obj.get("error")
+            text = content or (orjson.dumps(err).decode() if err is not None else "api_error")
+            yield {"e": "notice", "kind": "api_error", **clip_text(text)}
+        elif sub == "compact_boundary":
+            yield {"e": "notice", "kind": "compact_boundary", **clip_text(content or "Conversation compacted")}
+        elif sub == "turn_duration":
+            yield {"e": "turn_end"}
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+def _usage(u: dict[str, Any]) -> dict[str, Any]:
+    cc = u.get("cache_creation") if isinstance(u.get("cache_creation"), dict) else {}
+    return {
+        "input": u.get("input_tokens"),
+        "output": u.get("output_tokens"),
+        "cache_read": u.get("cache_read_input_tokens"),
+        "cache_write": u.get("cache_creation_input_tokens"),
+        "cache_write_5m": cc.get("ephemeral_5m_input_tokens"),
+        "cache_write_1h": cc.get("ephemeral_1h_input_tokens"),
+    }
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, dict):
+                if b.get("type") == "text" and isinstance(b.get("text"), str):
+                    parts.append(b["text"])
+                elif b.get("type") in ("image", "document"):
+                    parts.append(f"[{b['type']}]")
+            elif isinstance(b, str):
+                parts.append(b)
+        return "\n".join(parts)
+    return ""
+
+
+def _has_media(content: Any) -> bool:
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in ("image", "document") for b in content)
+
+
+def _is_command(text: str) -> bool:
+    return text.startswith("<command-name>") or (text.startswith("<command-message>") and "<command-name>" in text)
+
+
+def _command_text(text: str) -> str:
+    name = re.search(r"<command-name>(.*?)</command-name>", text, re.S)
+    args = re.search(r"<command-args>(.*?)</command-args>", text, re.S)
+    out = (name.group(1).strip() if name else text)
+    if args and args.group(1).strip():
+        out += " " + args.group(1).strip()
+    return out
+
+
+def _is_agent_file(p: Path) -> bool:
+    return p.name.startswith("agent-")
+
+
+def _session_from_path(p: Path) -> str | None:
+    if p.parent.name == "subagents" and _UUID.match(p.parent.parent.name):
+        return p.parent.parent.name
+    if not _is_agent_file(p) and _UUID.match(p.stem):
+        return p.stem
+    return None  # agent-*.jsonl next to sessions, or a file not named by its session
+
+
+def _walk_jsonl(root: Path, limit: int | None = None) -> Iterator[Path]:
+    n = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            if fn.endswith(".jsonl"):
+                yield Path(dirpath) / fn
+                n += 1
+                if limit and n >= limit:
+                    return
+
+
+def _looks_like_claude(p: Path) -> bool:
+    try:
+        with open(p, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return b'"sessionId"' in head or b'"type":"summary"' in head or b'"leafUuid"' in head or b'"type":"file-history-snapshot"' in head
+
+
+def _last_timestamp(p: Path) -> str:
+    """The newest timestamp in a file's last 64 KiB (cheap: no full read)."""
+    try:
+        with open(p, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - 65536))
+            tail = f.read()
+    except OSError:
+        return ""
+    stamps = re.findall(rb'"timestamp":"([^"]+)"', tail)
+    return max(stamps).decode() if stamps else ""

@@ -1,0 +1,35 @@
+"""Library entry points: every CLI command is one of these, usable from Python as well."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from .assembly import Conversation, assemble
+from .collect import CollectResult, Progress, collect, default_paths
+from .registry import PluginInfo, Registry
+from .store import ConversationRow, Store
+
+
+def collect_paths(paths: Iterable[Path] | None = None, *, store: Store | None = None, registry: Registry | None = None,
+                  runtime: str | None = None, progress: Progress | None = None) -> CollectResult:
+    """Collect runtime files (default ~/.claude/projects) into the store."""
+    store = store or Store.open()
+    paths = list(paths) if paths else default_paths()
+    return collect(paths, store, registry, runtime=runtime, progress=progress)
+
+
+def conversations(store: Store | None = None) -> list[ConversationRow]:
+    return (store or Store.open()).conversations()
+
+
+def load(name: str, head: str | int | None = None, *, store: Store | None = None) -> Conversation:
+    """The conversation named by id, unique prefix or session id, assembled at a round."""
+    store = store or Store.open()
+    cid = store.resolve(name)
+    rnd = store.round(cid, head)
+    return assemble(cid, store.runtime_of(cid), rnd, store.records(cid, rnd.number))
+
+
+def plugins(registry: Registry | None = None) -> list[PluginInfo]:
+    return (registry or Registry()).plugins()

@@ -1,0 +1,441 @@
+"""Assembly: stored records of one conversation at one round -> streams, talks, steps, starts.
+
+Runtime-agnostic: it reads only the normalized events adapters put on each record
+(docs/events.md). Order is landing order (record ``seq``), never timestamps.
+
+Ids are given in landing order, so an earlier round's ids stay valid at a later one: streams
+``m`` (main) and ``a1…``, talks ``k1…``, steps ``s1…``, inputs ``i1…``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from attrs import frozen
+
+from .records import Usage
+from .store import Round, StoredRecord
+
+PERSON_SOURCES = frozenset({"person", "queued", "command"})
+"""Input sources that are the person's own words (a queued input was typed while the agent worked)."""
+
+
+@frozen(slots=True)
+class Step:
+    """One thing in a stream. Fields beyond the first few belong to some kinds only."""
+
+    id: str
+    kind: str
+    """input, model_call, tool, agent_call, reply, notice or summary."""
+    stream: str
+    talk: str | None
+    seq: int
+    """Landing position of its first record (its place in the order)."""
+    records: tuple[int, ...]
+    ts: str | None
+    ts_end: str | None
+    text: str = ""
+    """The step's text (input, reply, notice, summary, tool result), its first 2,000 bytes."""
+    size: int = 0
+    """Whole size in bytes of that text as recorded."""
+    input: str | None = None
+    """Input id (i1…), for input steps."""
+    source: str | None = None
+    """Input source: person, queued, command (the person's) or agent (a sub-agent's prompt)."""
+    notice: str | None = None
+    """Notice kind: interrupt, task_notification, api_error, meta, hook, command_output, ..."""
+    call: str | None = None
+    """The runtime's id of the model call (model_call and reply steps)."""
+    model: str | None = None
+    usage: Usage | None = None
+    output_floor: int | None = None
+    """When output is unknown: the largest streaming value seen (a lower bound, never the count)."""
+    tool_id: str | None = None
+    name: str | None = None
+    request: dict[str, Any] | None = None
+    status: str | None = None
+    """Tool steps: returned, failed or no_result (never returned)."""
+    starts: tuple[str, ...] = ()
+    """Stream ids this step started (agent_call)."""
+
+
+@frozen(slots=True)
+class Stream:
+    id: str
+    key: str
+    """The runtime's key (``main``, ``agent-f7fd82bf``, ...)."""
+    kind: str
+    """main, child or helper."""
+    started_by: tuple[str, ...]
+    """Step ids the record links to this stream's start."""
+    parent: str | None
+    """The stream of the single starting step, if there is one."""
+    unattributed: str | None
+    """Why no single step can be shown to have started it: ``no starting step``, ``several
+    starting steps`` or ``unattributed parent``. None when attributed (and for main)."""
+    talks: tuple[str, ...]
+    steps: int
+
+
+@frozen(slots=True)
+class Talk:
+    id: str
+    stream: str
+    inputs: tuple[str, ...]
+    """Step ids of its inputs (a main talk can hold several; a child talk's prompt)."""
+    steps: tuple[str, ...]
+    reply: str | None
+    """Step id of its last reply."""
+    start: str | None
+    end: str | None
+
+
+@frozen
+class Conversation:
+    id: str
+    runtime: str
+    round: Round
+    streams: tuple[Stream, ...]
+    talks: tuple[Talk, ...]
+    steps: tuple[Step, ...]
+    loose: tuple[str, ...]
+    """Step ids of the main stream that no talk holds (before the first input)."""
+
+    def step(self, sid: str) -> Step:
+        return self.steps[int(sid[1:]) - 1]
+
+    def talk(self, kid: str) -> Talk:
+        return self.talks[int(kid[1:]) - 1]
+
+    def stream(self, aid: str) -> Stream:
+        for s in self.streams:
+            if s.id == aid:
+                return s
+        raise KeyError(aid)
+
+    @property
+    def main_talks(self) -> list[Talk]:
+        return [t for t in self.talks if t.stream == "m"]
+
+    def model_calls(self) -> list[Step]:
+        return [s for s in self.steps if s.kind == "model_call"]
+
+    def person_inputs(self) -> list[Step]:
+        return [s for s in self.steps if s.kind == "input" and s.source in PERSON_SOURCES]
+
+
+# --- building ------------------------------------------------------------------------------
+
+class _B:
+    """A step under construction (mutable; frozen into Step at the end)."""
+
+    __slots__ = ("kind", "stream", "seq", "records", "ts", "ts_end", "text", "size", "source", "notice",
+                 "call", "model", "usage", "outputs", "final_out", "tool_id", "name", "request", "status",
+                 "starts", "dropped")
+
+    def __init__(self, kind: str, stream: str, rec: StoredRecord) -> None:
+        self.kind, self.stream, self.seq = kind, stream, rec.seq
+        self.records = [rec.seq]
+        self.ts = self.ts_end = rec.ts
+        self.text, self.size = "", 0
+        self.source = self.notice = self.call = self.model = self.tool_id = self.name = self.status = None
+        self.usage: dict[str, Any] | None = None
+        self.outputs: list[int] = []
+        self.final_out: int | None = None
+        self.request: dict[str, Any] | None = None
+        self.starts: list[str] = []
+        self.dropped = False
+
+    def touch(self, rec: StoredRecord) -> None:
+        if self.records[-1] != rec.seq:
+            self.records.append(rec.seq)
+        if rec.ts:
+            self.ts_end = rec.ts
+
+
+class _S:
+    __slots__ = ("key", "kind", "by", "after", "first_seq", "steps", "agent_usage")
+
+    def __init__(self, key: str, seq: int) -> None:
+        self.key, self.first_seq = key, seq
+        self.kind = "main" if key == "main" else "child"
+        self.by: set[str] = set()
+        self.after: str | None = None
+        self.steps: list[_B] = []
+        self.agent_usage: dict[str, Any] | None = None
+
+
+def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[StoredRecord]) -> Conversation:
+    """Build the conversation as it stood at round ``rnd`` from its records."""
+    steps: list[_B] = []
+    streams: dict[str, _S] = {}
+    calls: dict[str, _B] = {}
+    replies: dict[str, _B] = {}
+    tools: dict[str, _B] = {}
+    starts: dict[str, set[str]] = {}  # stream key -> tool ids the record links to its start
+    record_step: dict[str, _B] = {}  # record key -> the first step it holds
+    usage_of_agent: dict[str, dict[str, Any]] = {}
+
+    def new(kind: str, s: _S, rec: StoredRecord) -> _B:
+        b = _B(kind, s.key, rec)
+        steps.append(b)
+        s.steps.append(b)
+        record_step.setdefault(rec.key, b)
+        return b
+
+    for rec in records:
+        s = streams.get(rec.stream)
+        if s is None:
+            s = streams[rec.stream] = _S(rec.stream, rec.seq)
+        if s.steps:
+            # A record that opens no step of its own (a progress line) still has a place: the
+            # step before it, so a join that names it (a helper stream's parent) finds a step.
+            record_step.setdefault(rec.key, s.steps[-1])
+        for ev in rec.events:
+            e = ev.get("e")
+            if e == "call":
+                b = calls.get(ev["id"])
+                if b is None:
+                    b = calls[ev["id"]] = new("model_call", s, rec)
+                    b.call, b.model = ev["id"], ev.get("model")
+                else:
+                    b.touch(rec)
+                    b.model = b.model or ev.get("model")
+                u = ev.get("usage")
+                if u:
+                    if b.usage is None:
+                        b.usage = dict(u)
+                    out = u.get("output")
+                    if isinstance(out, int) and out >= 0:
+                        b.outputs.append(out)
+                        if ev.get("final"):
+                            b.final_out = out
+                record_step.setdefault(rec.key, b)
+            elif e == "text":
+                b = replies.get(ev["call"])
+                if b is None:
+                    b = replies[ev["call"]] = new("reply", s, rec)
+                    b.call, b.text, b.size = ev["call"], ev.get("text", ""), ev.get("size", 0)
+                else:
+                    b.touch(rec)
+                    b.text = _join(b.text, ev.get("text", ""))
+                    b.size += ev.get("size", 0) + 1
+            elif e == "tool_use":
+                tid = ev.get("id")
+                if tid in tools:
+                    tools[tid].touch(rec)
+                    continue
+                b = new("tool", s, rec)
+                b.tool_id, b.name, b.request, b.status = tid, ev.get("name"), ev.get("input"), "no_result"
+                if tid:
+                    tools[tid] = b
+            elif e == "tool_result":
+                tid = ev.get("id")
+                b = tools.get(tid)
+                if b is None:
+                    b = new("notice", s, rec)
+                    b.notice, b.text, b.size = "orphan_tool_result", ev.get("text", ""), ev.get("size", 0)
+                    continue
+                if b.status != "no_result":
+                    continue  # a second result for one call: the first one counts
+                b.touch(rec)
+                b.status = "failed" if ev.get("error") else "returned"
+                b.text, b.size = ev.get("text", ""), ev.get("size", 0)
+                record_step.setdefault(rec.key, b)
+                if ev.get("starts"):
+                    starts.setdefault(ev["starts"], set()).add(tid)
+                    if ev.get("agent_usage"):
+                        usage_of_agent[ev["starts"]] = ev["agent_usage"]
+            elif e == "starts":
+                starts.setdefault(ev["stream"], set()).add(ev["id"])
+            elif e == "stream":
+                s.kind = ev.get("kind") or "child"
+                s.by.update(x for x in ev.get("by") or () if x)
+                s.after = ev.get("after")
+            elif e == "input":
+                b = new("input", s, rec)
+                b.source, b.text, b.size = ev.get("source"), ev.get("text", ""), ev.get("size", 0)
+            elif e == "notice":
+                b = new("notice", s, rec)
+                b.notice, b.text, b.size = ev.get("kind"), ev.get("text", ""), ev.get("size", 0)
+            elif e == "summary":
+                b = new("summary", s, rec)
+                b.text, b.size = ev.get("text", ""), ev.get("size", 0)
+
+    _drop_echoed_inputs(streams.values())
+
+    # Stream ids in landing order; main is m.
+    order = sorted(streams.values(), key=lambda x: (x.key != "main", x.first_seq))
+    sid_of: dict[str, str] = {}
+    n = 0
+    for st in order:
+        if st.key == "main":
+            sid_of[st.key] = "m"
+        else:
+            n += 1
+            sid_of[st.key] = f"a{n}"
+
+    # Step ids in landing order of their first record (creation order is that order).
+    live = [b for b in steps if not b.dropped]
+    step_id = {id(b): f"s{i}" for i, b in enumerate(live, 1)}
+
+    # Starts relations: what the record links to each stream's start.
+    starters: dict[str, list[_B]] = {}
+    for st in order:
+        if st.key == "main":
+            continue
+        ids = starts.get(st.key, set()) | st.by
+        found = {id(tools[t]): tools[t] for t in ids if t in tools}
+        if not found and st.after and st.after in record_step:
+            b = record_step[st.after]
+            if b.stream != st.key:
+                found = {id(b): b}
+        starters[st.key] = sorted(found.values(), key=lambda b: b.seq)
+        for b in found.values():
+            if b.kind == "tool":
+                b.kind = "agent_call"
+            b.starts.append(sid_of[st.key])
+        au = usage_of_agent.get(st.key)
+        if au:
+            _apply_agent_usage(st, au)
+
+    reason: dict[str, str | None] = {"main": None}
+    for st in order:  # parents land before children, so one pass settles "unattributed parent"
+        if st.key == "main":
+            continue
+        found = starters[st.key]
+        if not found:
+            reason[st.key] = "no starting step"
+        elif len(found) > 1:
+            reason[st.key] = "several starting steps"
+        elif reason.get(found[0].stream, "unattributed parent") is not None:
+            reason[st.key] = "unattributed parent"
+        else:
+            reason[st.key] = None
+    for st in order:  # a child landing before its parent: settle by following parents
+        if reason[st.key] is None and st.key != "main":
+            p, hops = starters[st.key][0].stream, 0
+            while p != "main" and hops < len(order):
+                if reason.get(p) is not None:
+                    reason[st.key] = "unattributed parent"
+                    break
+                p, hops = starters[p][0].stream, hops + 1
+
+    # Talks.
+    talk_of: dict[int, int] = {}
+    talk_list: list[tuple[_S, list[_B]]] = []
+    loose: list[_B] = []
+    for st in order:
+        mine = [b for b in st.steps if not b.dropped]
+        if st.key != "main":
+            if mine:
+                talk_list.append((st, mine))
+            continue
+        cur: list[_B] | None = None
+        for b in mine:
+            if b.kind == "input" and (b.source in ("person", "command") or (b.source == "queued" and cur is None)):
+                cur = [b]
+                talk_list.append((st, cur))
+            elif cur is None:
+                loose.append(b)
+            else:
+                cur.append(b)
+    talk_list.sort(key=lambda t: t[1][0].seq)
+    talks: list[Talk] = []
+    for i, (st, bs) in enumerate(talk_list, 1):
+        for b in bs:
+            talk_of[id(b)] = i
+        reply = next((b for b in reversed(bs) if b.kind == "reply"), None)
+        stamps = [x for b in bs for x in (b.ts, b.ts_end) if x]
+        talks.append(Talk(
+            id=f"k{i}", stream=sid_of[st.key],
+            inputs=tuple(step_id[id(b)] for b in bs if b.kind == "input"),
+            steps=tuple(step_id[id(b)] for b in bs),
+            reply=step_id[id(reply)] if reply else None,
+            start=min(stamps) if stamps else None, end=max(stamps) if stamps else None,
+        ))
+
+    final_steps: list[Step] = []
+    n_input = 0
+    for b in live:
+        inp = None
+        if b.kind == "input":
+            n_input += 1
+            inp = f"i{n_input}"
+        usage, floor = _usage(b) if b.kind == "model_call" else (None, None)
+        t = talk_of.get(id(b))
+        final_steps.append(Step(
+            id=step_id[id(b)], kind=b.kind, stream=sid_of[b.stream], talk=f"k{t}" if t else None,
+            seq=b.seq, records=tuple(b.records), ts=b.ts, ts_end=b.ts_end, text=b.text, size=b.size,
+            input=inp, source=b.source, notice=b.notice, call=b.call, model=b.model, usage=usage,
+            output_floor=floor, tool_id=b.tool_id, name=b.name, request=b.request, status=b.status,
+            starts=tuple(b.starts),
+        ))
+
+    talks_by_stream: dict[str, list[str]] = {}
+    for t in talks:
+        talks_by_stream.setdefault(t.stream, []).append(t.id)
+    stream_rows = []
+    for st in order:
+        sid = sid_of[st.key]
+        found = starters.get(st.key, [])
+        stream_rows.append(Stream(
+            id=sid, key=st.key, kind=st.kind,
+            started_by=tuple(step_id[id(b)] for b in found if id(b) in step_id),
+            parent=sid_of[found[0].stream] if len(found) == 1 else None,
+            unattributed=reason[st.key], talks=tuple(talks_by_stream.get(sid, ())),
+            steps=sum(1 for b in st.steps if not b.dropped),
+        ))
+    return Conversation(conversation, runtime, rnd, tuple(stream_rows), tuple(talks), tuple(final_steps),
+                        tuple(step_id[id(b)] for b in loose))
+
+
+def _join(a: str, b: str) -> str:
+    out = f"{a}\n{b}" if a else b
+    return out if len(out) <= 2000 else out[:2000]
+
+
+def _drop_echoed_inputs(streams: Any) -> None:
+    """One input recorded twice is one input: the same text again in the same stream with no
+    model call between (a queued input later written as a prompt line, a slash command written
+    both as a user line and as a system line). The first keeps its place."""
+    for st in streams:
+        last: _B | None = None
+        for b in st.steps:
+            if b.kind == "model_call":
+                last = None
+            elif b.kind == "input":
+                if last is not None and last.text.strip() == b.text.strip() and b.source in PERSON_SOURCES and last.source in PERSON_SOURCES:
+                    b.dropped = True
+                    last.records.extend(x for x in b.records if x not in last.records)
+                    continue
+                last = b
+
+
+def _usage(b: _B) -> tuple[Usage | None, int | None]:
+    """The four types of one call: input side from its fragments, output from the final one.
+
+    The output is known only when the record shows the final value: a fragment marked final by
+    the runtime, or a value that grew after an earlier fragment's (the final usage arrived).
+    Otherwise it is unknown, and the largest streaming value is kept apart as a lower bound.
+    """
+    if b.usage is None:
+        return Usage(), None
+    known = b.final_out is not None or (len(b.outputs) > 1 and b.outputs[-1] > b.outputs[0])
+    u = Usage.from_event(b.usage, output_known=known)
+    if known:
+        out = b.final_out if b.final_out is not None else max(b.outputs)
+        return attrs.evolve(u, output=out), None
+    return u, (max(b.outputs) if b.outputs else None)
+
+
+def _apply_agent_usage(st: _S, au: dict[str, Any]) -> None:
+    """The parent's record of a sub-agent's last call carries that call's final usage: when the
+    stream's own copy of it lacks the final fragment, the output is known from there."""
+    last = next((b for b in reversed(st.steps) if b.kind == "model_call"), None)
+    if last is None or last.usage is None or last.final_out is not None:
+        return
+    if all(last.usage.get(k) == au.get(k) for k in ("input", "cache_read", "cache_write")) and isinstance(au.get("output"), int):
+        last.final_out = au["output"]

@@ -1,0 +1,40 @@
+"""The one cattrs converter: all JSON asz writes or reads goes through here."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, TypeVar
+
+import orjson
+from cattrs import transform_error
+from cattrs.preconf.orjson import make_converter
+
+from .errors import RecordError
+
+T = TypeVar("T")
+
+converter = make_converter(forbid_extra_keys=True, omit_if_default=False)
+converter.register_unstructure_hook(Decimal, str)
+converter.register_structure_hook(Decimal, lambda v, _: Decimal(str(v)))
+converter.register_unstructure_hook(datetime, lambda d: d.isoformat())
+converter.register_structure_hook(datetime, lambda v, _: datetime.fromisoformat(v))
+
+
+def unstructure(obj: Any) -> Any:
+    return converter.unstructure(obj)
+
+
+def structure(data: Any, cls: type[T]) -> T:
+    try:
+        return converter.structure(data, cls)
+    except Exception as exc:  # cattrs raises ExceptionGroups; users see paths like $.usage.input
+        raise RecordError("\n".join(transform_error(exc))) from exc
+
+
+def dumps(obj: Any, *, indent: bool = False) -> bytes:
+    return orjson.dumps(unstructure(obj), option=orjson.OPT_INDENT_2 if indent else 0)
+
+
+def loads(data: bytes | str, cls: type[T]) -> T:
+    return structure(orjson.loads(data), cls)

@@ -1,0 +1,48 @@
+"""The errors asz shows to a person. Each message is displayed as it is, so it must say what to do."""
+
+from __future__ import annotations
+
+
+class AszError(Exception):
+    """Base of every error whose message is meant for the user (the CLI prints it, exit 1)."""
+
+
+class ConfigError(AszError):
+    """A configuration file or option is wrong."""
+
+
+class RecordError(AszError):
+    """A stored or given record does not have the shape asz expects."""
+
+
+class PluginError(AszError):
+    """A plugin could not be found, loaded or registered."""
+
+
+class UnknownPlugin(PluginError):
+    """A plugin name that no installed plugin provides."""
+
+    def __init__(self, kind: str, name: str, available: list[str]) -> None:
+        self.kind, self.name, self.available = kind, name, available
+        names = ", ".join(sorted(available)) or "none installed"
+        super().__init__(f"no {kind} named {name!r}; available: {names}")
+
+
+class DuplicatePlugin(PluginError):
+    """Two plugins claim the same name for one kind."""
+
+
+class MissingDependency(AszError):
+    """An optional dependency is not installed; the message holds the exact pip line."""
+
+
+class EvaluatorError(AszError):
+    """An evaluator call failed."""
+
+
+class StoreError(AszError):
+    """The store cannot be opened or is not an asz store."""
+
+
+class NotFound(AszError):
+    """A conversation, round or run that the store does not hold."""

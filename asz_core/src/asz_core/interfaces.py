@@ -1,0 +1,103 @@
+"""The behaviour behind each plugin kind. Hooks (see :mod:`asz_core.hookspecs`) only advertise
+these classes; asz instantiates them when it needs them.
+
+A third-party runtime adapter is a distribution with two files that matter::
+
+    # pyproject.toml
+    [project.entry-points.asz]
+    myruntime = "asz_myruntime.plugin"
+
+    # asz_myruntime/plugin.py
+    from asz_core import hookimpl
+    from .adapter import MyRuntimeAdapter
+
+    @hookimpl
+    def asz_runtime_adapters():
+        return [MyRuntimeAdapter]
+
+See docs/writing-plugins.md for a whole template.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .records import Cursor, Entry, Problem
+
+
+class RuntimeAdapter(ABC):
+    """Reads one runtime's recorded conversations.
+
+    The adapter knows its runtime's files and vocabulary; it never builds talks. For each raw
+    record it yields an :class:`~asz_core.records.Entry`: the record kept whole, the key that
+    identifies it within its conversation, the stream it belongs to, and normalized *events*
+    (docs/events.md lists them) that carry the joins the runtime recorded. Assembly in core
+    turns events into streams, talks, steps and starts relations for every runtime alike.
+    """
+
+    name: ClassVar[str]
+    """Unique name, stored with each conversation the adapter collects."""
+
+    @abstractmethod
+    def detect(self, path: Path) -> bool:
+        """Whether this adapter can read ``path`` (a file or a folder). Must be cheap."""
+
+    @abstractmethod
+    def files(self, path: Path) -> list[Path]:
+        """The files under ``path`` this adapter reads, in the order they must be read.
+
+        Order matters: records land in this order, and the store orders everything by landing.
+        """
+
+    @abstractmethod
+    def read(self, path: Path, cursor: Cursor) -> Iterator[Entry | Problem]:
+        """Read ``path`` from ``cursor`` on, yielding entries and problems.
+
+        ``cursor.offset`` and ``cursor.line`` say where the last read stopped (0 for a new file).
+        The adapter advances them past every *complete* record it consumed, and may keep small
+        JSON-able state in ``cursor.state`` for the next read of the same file (a grown
+        transcript is read from where it stopped). A record that cannot be read is a
+        :class:`~asz_core.records.Problem` naming file and line; reading goes on after it.
+        """
+
+    def file_requests(self, tool: str, request: Mapping[str, Any]) -> list[str]:
+        """The files an editing tool's request names, as the request names them.
+
+        ``tool`` is the tool's name and ``request`` its input. A runtime with no editing tools
+        returns ``[]`` (the default).
+        """
+        return []
+
+
+class EvaluatorBackend(ABC):
+    """Runs one evaluator call: a prompt, an answer schema, the navigation and a reading budget.
+
+    Returns the answer and every request's usage as the provider reported it. The stage runner
+    (a later part of asz) defines the call record; backends arrive with it.
+    """
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def judge(self, call: Any) -> Any:
+        """Run one call and return its result."""
+
+
+class SourceFetcher(ABC):
+    """Fetches one source (a file, a URL, ...) to judge a conversation against.
+
+    It is given the source only, never the conversation.
+    """
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def accepts(self, source: str) -> bool:
+        """Whether this fetcher can fetch ``source``."""
+
+    @abstractmethod
+    def fetch(self, source: str) -> Any:
+        """Fetch ``source``; return its bytes with a manifest."""

@@ -1,0 +1,92 @@
+"""Records: the frozen data asz passes around. No serialisation here (see convert.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from attrs import define, field, frozen
+
+
+@frozen(slots=True)
+class Entry:
+    """One raw record a runtime wrote, as an adapter read it."""
+
+    key: str
+    """Identity within its conversation (Claude Code: the line's uuid). Two entries with one key
+    are one record: a resumed session's copied lines are never stored twice."""
+    session: str
+    """The runtime's session id of the file this came from; decides the conversation."""
+    stream: str
+    """``"main"`` or the runtime's key of the child or helper stream it belongs to."""
+    kind: str
+    """The runtime's own type of the record (``user``, ``assistant``, ``run``, ...)."""
+    file: str
+    line: int
+    """1-based line (or item) number in ``file``."""
+    raw: bytes
+    """The record exactly as written."""
+    events: tuple[dict[str, Any], ...] = ()
+    """Normalized events (docs/events.md)."""
+    ts: str | None = None
+    """The time the runtime wrote on it (ISO-8601), if any. Never used for order."""
+    versioned: bool = False
+    """True when a record with this key may be rewritten with new content (a LangSmith run that
+    gained outputs): a changed one lands as a new version. False for append-only lines, whose
+    later copies (a resume) are the same record."""
+
+
+@frozen(slots=True)
+class Problem:
+    """Something an adapter could not read. Shown as a warning naming file and line."""
+
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+@define(slots=True)
+class Cursor:
+    """Where reading of one file stopped; kept in the store between collects."""
+
+    offset: int = 0
+    line: int = 0
+    state: dict[str, Any] = field(factory=dict)
+
+
+# --- Usage --------------------------------------------------------------------------------
+
+USAGE_TYPES = ("input", "output", "cache_read", "cache_write")
+
+
+@frozen(slots=True)
+class Usage:
+    """What one model call consumed, in the four types. ``None`` is unknown, never 0."""
+
+    input: int | None = None
+    output: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
+    cache_write_5m: int | None = None
+    """Part of cache_write written for 5 minutes, when the runtime split it."""
+    cache_write_1h: int | None = None
+    """Part of cache_write written for 1 hour, when the runtime split it."""
+
+    @classmethod
+    def from_event(cls, d: dict[str, Any] | None, *, output_known: bool = True) -> Usage:
+        if not d:
+            return cls()
+        vals = {k: _count(d.get(k)) for k in attrs.fields_dict(cls)}
+        if not output_known:
+            vals["output"] = None
+        return cls(**vals)
+
+
+def _count(v: Any) -> int | None:
+    # A negative or non-integer count is not a count: unknown.
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        return None
+    return v

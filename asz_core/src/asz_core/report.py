@@ -1,0 +1,185 @@
+"""Rendering for people (rich tables and text) and for programs (plain JSON-able data)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console, Group
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+from rich.table import Table
+from rich.text import Text
+
+from .assembly import Conversation, Step
+from .collect import CollectResult
+from .convert import unstructure
+from .records import USAGE_TYPES
+from .registry import PluginInfo
+from .store import ConversationRow
+
+CLIP = 200  # bytes of an input or reply shown in a talk row
+
+
+def clip(text: str, limit: int = CLIP) -> str:
+    one = " ".join(text.split())
+    b = one.encode()
+    return one if len(b) <= limit else b[: limit - 1].decode("utf-8", "ignore") + "…"
+
+
+# -- collect -------------------------------------------------------------------------------
+
+@contextmanager
+def progress_bar(console: Console, enabled: bool = True) -> Iterator[Any]:
+    if not enabled or not console.is_terminal:
+        yield None
+        return
+    with Progress(TextColumn("collect"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as p:
+        task = p.add_task("collect", total=None)
+
+        def update(done: int, total: int, _file: str) -> None:
+            p.update(task, completed=done, total=total)
+
+        yield update
+
+
+def collect_json(r: CollectResult) -> dict[str, Any]:
+    return {
+        "files_read": r.files_read, "files_unchanged": r.files_unchanged, "bytes_read": r.bytes_read,
+        "records_seen": r.records_seen, "records_published": r.records_published,
+        "rounds": [unstructure(x) for x in r.rounds], "warnings": [str(p) for p in r.problems],
+    }
+
+
+def collect_table(r: CollectResult) -> Group:
+    t = Table("conversation", "round", "records", "head", title="published")
+    for x in r.rounds:
+        t.add_row(x.conversation[:8], f"r{x.number}", str(x.records), x.head[:12])
+    summary = Text(
+        f"{r.files_read} files read, {r.files_unchanged} unchanged; {r.records_published} new records "
+        f"in {len(r.rounds)} conversations" + (f"; {len(r.problems)} warnings" if r.problems else "")
+    )
+    return Group(t, summary) if r.rounds else Group(summary)
+
+
+# -- conversations ---------------------------------------------------------------------------
+
+def conversation_summary(row: ConversationRow) -> dict[str, Any]:
+    from .api import load
+
+    conv = load(row.id)
+    first = next(iter(conv.person_inputs()), None)
+    return {
+        "id": row.id, "runtime": row.runtime, "sessions": list(row.sessions),
+        "first_input": clip(first.text) if first else None,
+        "talks": len(conv.main_talks), "subagents": len(conv.streams) - 1,
+        "model_calls": len(conv.model_calls()),
+        "head": f"r{row.head.number}" if row.head else None, "head_digest": row.head.head if row.head else None,
+    }
+
+
+def conversations_json(rows: list[ConversationRow]) -> list[dict[str, Any]]:
+    return [conversation_summary(r) for r in rows]
+
+
+def conversations_table(rows: list[ConversationRow]) -> Table:
+    t = Table("id", "runtime", "first input", "talks", "model calls", "head", title=f"{len(rows)} conversations")
+    for r in rows:
+        s = conversation_summary(r)
+        t.add_row(r.id[:8], r.runtime, clip(s["first_input"] or "—", 60), str(s["talks"]), str(s["model_calls"]), s["head"] or "—")
+    return t
+
+
+# -- show -----------------------------------------------------------------------------------
+
+def usage_totals(steps: list[Step]) -> dict[str, Any]:
+    """Sum of the four types over model calls, with unknowns counted apart (never as 0)."""
+    tot: dict[str, Any] = {k: 0 for k in USAGE_TYPES}
+    unknown = {k: 0 for k in USAGE_TYPES}
+    for s in steps:
+        if s.kind != "model_call" or s.usage is None:
+            continue
+        for k in USAGE_TYPES:
+            v = getattr(s.usage, k)
+            if v is None:
+                unknown[k] += 1
+            else:
+                tot[k] += v
+    return {"tokens": tot, "unknown_calls": unknown, "model_calls": sum(1 for s in steps if s.kind == "model_call")}
+
+
+def _talk_steps(conv: Conversation, talk_id: str, with_children: bool) -> list[Step]:
+    talk = conv.talk(talk_id)
+    steps = [conv.step(s) for s in talk.steps]
+    if with_children:
+        for s in list(steps):
+            for a in s.starts:
+                st = conv.stream(a)
+                if st.unattributed is None:
+                    for k in st.talks:
+                        steps.extend(_talk_steps(conv, k, True))
+    return steps
+
+
+def show_json(conv: Conversation) -> dict[str, Any]:
+    talks = []
+    for t in conv.talks:
+        inputs = [conv.step(i) for i in t.inputs]
+        talks.append({
+            "id": t.id, "stream": t.stream, "start": t.start, "end": t.end,
+            "inputs": [{"id": i.input, "source": i.source, "text": clip(i.text)} for i in inputs],
+            "reply": clip(conv.step(t.reply).text) if t.reply else None,
+            "steps": len(t.steps),
+            "own": usage_totals([conv.step(s) for s in t.steps]),
+            "with_subagents": usage_totals(_talk_steps(conv, t.id, True)) if t.stream == "m" else None,
+        })
+    return {
+        "id": conv.id, "runtime": conv.runtime, "round": f"r{conv.round.number}", "head": conv.round.head,
+        "streams": [unstructure(s) for s in conv.streams],
+        "talks": talks,
+        "totals": usage_totals(list(conv.steps)),
+        "model_calls": [{"step": s.id, "stream": s.stream, "talk": s.talk, "model": s.model, "usage": unstructure(s.usage),
+                         "output_floor": s.output_floor} for s in conv.model_calls()],
+    }
+
+
+def _tokens(u: dict[str, Any]) -> str:
+    tok, unk = u["tokens"], u["unknown_calls"]
+    parts = []
+    for k, label in (("input", "in"), ("output", "out"), ("cache_read", "cache r"), ("cache_write", "cache w")):
+        s = f"{label} {tok[k]:,}"
+        if unk[k]:
+            s += f" (+{unk[k]} unknown)"
+        parts.append(s)
+    return " · ".join(parts)
+
+
+def show_text(conv: Conversation) -> Group:
+    data = show_json(conv)
+    head = Text.assemble((f"conversation {conv.id}", "bold"), f"  {conv.runtime}  round r{conv.round.number} ",
+                         (conv.round.head[:12], "dim"))
+    t = Table("talk", "stream", "input", "reply", "calls", "tokens (with sub-agents)", show_lines=True)
+    for k in data["talks"]:
+        ins = "\n".join(f"{i['id']} [{i['source']}] {i['text']}" for i in k["inputs"]) or "—"
+        u = k["with_subagents"] or k["own"]
+        t.add_row(k["id"], k["stream"], ins, k["reply"] or "—", str(u["model_calls"]), _tokens(u))
+    streams = Table("stream", "kind", "started by", "talks", "steps", "attribution", title="streams")
+    for s in conv.streams:
+        streams.add_row(s.id, s.kind, ",".join(s.started_by) or "—", ",".join(s.talks) or "—", str(s.steps),
+                        s.unattributed or ("—" if s.kind == "main" else f"from {s.parent}"))
+    tot = Text(f"total: {data['totals']['model_calls']} model calls; {_tokens(data['totals'])}")
+    return Group(head, t, streams, tot)
+
+
+# -- plugins --------------------------------------------------------------------------------
+
+def plugins_json(rows: list[PluginInfo]) -> list[dict[str, Any]]:
+    return [unstructure(r) for r in rows]
+
+
+def plugins_table(rows: list[PluginInfo]) -> Table:
+    t = Table("kind", "name", "distribution", "version", "class", title="installed asz plugins")
+    for r in rows:
+        t.add_row(r.kind, r.name, r.distribution, r.version, r.cls)
+    return t

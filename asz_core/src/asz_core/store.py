@@ -1,0 +1,324 @@
+"""The embedded store: one SQLite file under ASZ_HOME with conversations, rounds and records.
+
+Records are append-only and each names the round it landed in. A round has a number, its
+parent's head, the time it landed and a head digest
+``sha256(parent_head + digests of the records it added, in order)``. A view at a round sees only
+records of rounds up to it. Everything the judge reads goes through :class:`Store`, so a team
+backend (PostgreSQL) can stand behind the same methods later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+
+from .errors import NotFound, StoreError
+from .records import Cursor, Entry
+
+SCHEMA_VERSION = 1  # bump on any change of the tables below
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS conversations(
+  id TEXT PRIMARY KEY, runtime TEXT NOT NULL, created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions(
+  session TEXT PRIMARY KEY, conversation TEXT NOT NULL REFERENCES conversations(id));
+CREATE TABLE IF NOT EXISTS rounds(
+  conversation TEXT NOT NULL, number INTEGER NOT NULL, parent TEXT NOT NULL, head TEXT NOT NULL,
+  landed TEXT NOT NULL, records INTEGER NOT NULL, PRIMARY KEY(conversation, number));
+CREATE TABLE IF NOT EXISTS records(
+  seq INTEGER PRIMARY KEY, conversation TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL,
+  round INTEGER NOT NULL, digest BLOB NOT NULL, stream TEXT NOT NULL, kind TEXT NOT NULL,
+  file TEXT NOT NULL, line INTEGER NOT NULL, ts TEXT, raw BLOB NOT NULL, events BLOB NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS records_key ON records(key, conversation, version);
+CREATE INDEX IF NOT EXISTS records_round ON records(conversation, round);
+CREATE TABLE IF NOT EXISTS files(
+  path TEXT PRIMARY KEY, runtime TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+  offset INTEGER NOT NULL, line INTEGER NOT NULL, tail BLOB NOT NULL, state BLOB NOT NULL);
+"""
+
+TAIL_BYTES = 4096
+"""A file read before is trusted to have grown (not been rewritten) when the last TAIL_BYTES it
+had still stand where they stood."""
+
+
+def asz_home() -> Path:
+    return Path(os.environ.get("ASZ_HOME") or Path.home() / ".asz")
+
+
+@attrs.frozen
+class Round:
+    conversation: str
+    number: int
+    parent: str
+    head: str
+    landed: str
+    records: int
+
+
+@attrs.frozen
+class ConversationRow:
+    id: str
+    runtime: str
+    created: str
+    head: Round | None
+    sessions: tuple[str, ...]
+
+
+@attrs.frozen(slots=True)
+class StoredRecord:
+    seq: int
+    key: str
+    version: int
+    round: int
+    stream: str
+    kind: str
+    file: str
+    line: int
+    ts: str | None
+    events: tuple[dict[str, Any], ...]
+
+
+@attrs.define
+class FileState:
+    path: str
+    runtime: str
+    size: int
+    mtime_ns: int
+    cursor: Cursor
+    tail: bytes
+
+
+class Store:
+    """One SQLite file. Use :meth:`open`; write only inside :meth:`writing`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.executescript(_SCHEMA)
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path} is not an asz store ({exc})") from exc
+        if row is None:
+            self.db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA_VERSION),))
+        elif int(row[0]) != SCHEMA_VERSION:
+            raise StoreError(f"{path} has store schema {row[0]}; this asz reads {SCHEMA_VERSION}")
+
+    @classmethod
+    def open(cls, home: Path | None = None) -> Store:
+        return cls((home or asz_home()) / "asz.db")
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- reading --------------------------------------------------------------------------
+    def conversations(self) -> list[ConversationRow]:
+        heads = {r.conversation: r for r in self._rounds("WHERE number = (SELECT MAX(number) FROM rounds r2 WHERE r2.conversation = rounds.conversation)")}
+        sessions: dict[str, list[str]] = {}
+        for s, c in self.db.execute("SELECT session, conversation FROM sessions ORDER BY rowid"):
+            sessions.setdefault(c, []).append(s)
+        return [
+            ConversationRow(cid, rt, created, heads.get(cid), tuple(sessions.get(cid, ())))
+            for cid, rt, created in self.db.execute("SELECT id, runtime, created FROM conversations ORDER BY created, id")
+        ]
+
+    def resolve(self, name: str) -> str:
+        """A conversation id from its whole id, a unique prefix, or a session id it holds."""
+        row = self.db.execute("SELECT conversation FROM sessions WHERE session = ?", (name,)).fetchone()
+        if row:
+            return row[0]
+        ids = [r[0] for r in self.db.execute("SELECT id FROM conversations WHERE id >= ? AND id < ? ORDER BY id", (name, name + "\uffff"))]
+        if len(ids) == 1:
+            return ids[0]
+        if not ids:
+            raise NotFound(f"no conversation {name!r} in {self.path}; `asz conversations` lists them")
+        raise NotFound(f"{name!r} names {len(ids)} conversations ({', '.join(i[:12] for i in ids[:5])}…); give more of the id")
+
+    def runtime_of(self, conversation: str) -> str:
+        row = self.db.execute("SELECT runtime FROM conversations WHERE id = ?", (conversation,)).fetchone()
+        if not row:
+            raise NotFound(f"no conversation {conversation!r}")
+        return row[0]
+
+    def rounds(self, conversation: str) -> list[Round]:
+        return self._rounds("WHERE conversation = ? ORDER BY number", (conversation,))
+
+    def round(self, conversation: str, head: str | int | None = None) -> Round:
+        """The round a view is pinned to: the newest, or one named by number (3, "r3") or head digest prefix."""
+        rounds = self.rounds(conversation)
+        if not rounds:
+            raise NotFound(f"conversation {conversation!r} has no rounds")
+        if head is None:
+            return rounds[-1]
+        h = str(head)
+        if h.lstrip("r").isdigit():
+            n = int(h.lstrip("r"))
+            for r in rounds:
+                if r.number == n:
+                    return r
+        else:
+            found = [r for r in rounds if r.head.startswith(h)]
+            if len(found) == 1:
+                return found[0]
+        raise NotFound(f"conversation {conversation[:8]} has no round {h!r} (rounds r1…r{rounds[-1].number})")
+
+    def records(self, conversation: str, upto: int) -> list[StoredRecord]:
+        """Every record landed by round ``upto``, in landing order; a rewritten record shows its
+        newest version landed by then, in the place its first version took."""
+        out: list[StoredRecord] = []
+        where: dict[str, int] = {}
+        q = ("SELECT seq, key, version, round, stream, kind, file, line, ts, events FROM records "
+             "WHERE conversation = ? AND round <= ? ORDER BY seq")
+        loads = orjson.loads
+        for seq, key, version, rnd, stream, kind, file, line, ts, events in self.db.execute(q, (conversation, upto)):
+            rec = StoredRecord(seq, key, version, rnd, stream, kind, file, line, ts, tuple(loads(events)))
+            if version > 1 and key in where:
+                out[where[key]] = attrs.evolve(rec, seq=out[where[key]].seq)
+            else:
+                where[key] = len(out)
+                out.append(rec)
+        return out
+
+    def raw(self, conversation: str, seq: int) -> bytes:
+        row = self.db.execute("SELECT raw FROM records WHERE conversation = ? AND seq = ?", (conversation, seq)).fetchone()
+        if not row:
+            raise NotFound(f"no record {seq} in {conversation}")
+        return row[0]
+
+    def _rounds(self, where: str, args: tuple[Any, ...] = ()) -> list[Round]:
+        q = f"SELECT conversation, number, parent, head, landed, records FROM rounds {where}"
+        return [Round(*r) for r in self.db.execute(q, args)]
+
+    # -- writing --------------------------------------------------------------------------
+    @contextmanager
+    def writing(self) -> Iterator[Writer]:
+        """One transaction: a collect killed at any point leaves the store as before it."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield Writer(self)
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def file_state(self, path: str) -> FileState | None:
+        row = self.db.execute("SELECT runtime, size, mtime_ns, offset, line, tail, state FROM files WHERE path = ?", (path,)).fetchone()
+        if not row:
+            return None
+        runtime, size, mtime, offset, line, tail, state = row
+        return FileState(path, runtime, size, mtime, Cursor(offset, line, orjson.loads(state)), tail)
+
+
+class Writer:
+    """Appends records as rounds, inside :meth:`Store.writing`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store, self.db = store, store.db
+        self._open: dict[str, _OpenRound] = {}
+        self._sessions: dict[str, str] = {}
+
+    def conversation_of_session(self, session: str) -> str | None:
+        if session in self._sessions:
+            return self._sessions[session]
+        row = self.db.execute("SELECT conversation FROM sessions WHERE session = ?", (session,)).fetchone()
+        if row:
+            self._sessions[session] = row[0]
+        return row[0] if row else None
+
+    def conversation_of_key(self, key: str) -> str | None:
+        row = self.db.execute("SELECT conversation FROM records WHERE key = ? LIMIT 1", (key,)).fetchone()
+        return row[0] if row else None
+
+    def bind_session(self, session: str, conversation: str | None, runtime: str) -> str:
+        """Map a runtime session to a conversation: an existing one it continues, or a new one."""
+        if conversation is None:
+            conversation = session
+            if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation,)).fetchone() is None:
+                self.db.execute("INSERT INTO conversations VALUES(?, ?, ?)", (conversation, runtime, _now()))
+        self.db.execute("INSERT OR IGNORE INTO sessions VALUES(?, ?)", (session, conversation))
+        self._sessions[session] = conversation
+        return conversation
+
+    def add(self, conversation: str, entry: Entry) -> bool:
+        """Append one entry to the conversation's new round. False when it is already stored."""
+        rnd = self._round(conversation)
+        digest = hashlib.sha256(entry.raw).digest()
+        have = rnd.known.get(entry.key)
+        if have is None and rnd.number == 1:
+            have = (0, b"")  # a new conversation holds nothing yet: no need to ask
+        if have is None:
+            row = self.db.execute(
+                "SELECT version, digest FROM records WHERE key = ? AND conversation = ? ORDER BY version DESC LIMIT 1",
+                (entry.key, conversation),
+            ).fetchone()
+            have = (row[0], row[1]) if row else (0, b"")
+        version, old = have
+        if version and (not entry.versioned or old == digest):
+            return False
+        version += 1
+        rnd.known[entry.key] = (version, digest)
+        events = orjson.dumps(list(entry.events))
+        self.db.execute(
+            "INSERT INTO records(conversation, key, version, round, digest, stream, kind, file, line, ts, raw, events) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+            (conversation, entry.key, version, rnd.number, digest, entry.stream, entry.kind, entry.file, entry.line, entry.ts, entry.raw, events),
+        )
+        rnd.hash.update(digest)
+        rnd.count += 1
+        return True
+
+    def save_file(self, path: str, runtime: str, size: int, mtime_ns: int, cursor: Cursor) -> None:
+        with open(path, "rb") as f:
+            f.seek(max(0, cursor.offset - TAIL_BYTES))
+            tail = f.read(min(cursor.offset, TAIL_BYTES))
+        self.db.execute(
+            "INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?)",
+            (path, runtime, size, mtime_ns, cursor.offset, cursor.line, tail, orjson.dumps(cursor.state)),
+        )
+
+    def close_rounds(self) -> list[Round]:
+        """Land every round that gained records; a conversation with nothing new gets none."""
+        landed = []
+        for conv, rnd in self._open.items():
+            if not rnd.count:
+                continue
+            r = Round(conv, rnd.number, rnd.parent, rnd.hash.hexdigest(), _now(), rnd.count)
+            self.db.execute("INSERT INTO rounds VALUES(?,?,?,?,?,?)", attrs.astuple(r))
+            landed.append(r)
+        self._open.clear()
+        return landed
+
+    def _round(self, conversation: str) -> _OpenRound:
+        rnd = self._open.get(conversation)
+        if rnd is None:
+            row = self.db.execute(
+                "SELECT number, head FROM rounds WHERE conversation = ? ORDER BY number DESC LIMIT 1", (conversation,)
+            ).fetchone()
+            number, parent = (row[0] + 1, row[1]) if row else (1, "")
+            rnd = self._open[conversation] = _OpenRound(number, parent)
+        return rnd
+
+
+class _OpenRound:
+    def __init__(self, number: int, parent: str) -> None:
+        self.number, self.parent, self.count = number, parent, 0
+        self.hash = hashlib.sha256(parent.encode())
+        self.known: dict[str, tuple[int, bytes]] = {}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
