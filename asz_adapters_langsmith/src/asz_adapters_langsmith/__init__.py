@@ -1,3 +1,4 @@
-"""asz runtime adapter for langsmith (the adapter arrives with its own issue)."""
+"""asz runtime adapter for LangSmith / LangChain run trees (exported files, or live through the
+langsmith SDK with the ``live`` extra). See docs/runtimes/langsmith.md."""
 
 __version__ = "0.1.0"

@@ -1,8 +1,12 @@
-"""Entry point module (group ``asz``) for the langsmith adapter. It advertises nothing yet."""
+"""Entry point module (group ``asz``): advertises the LangSmith adapter. Imports nothing heavy
+(the adapter module is imported when asz asks for the class; the langsmith SDK only when a
+source is read live)."""
 
 from asz_core import hookimpl
 
 
 @hookimpl
 def asz_runtime_adapters():
-    return []
+    from .adapter import LangSmithAdapter
+
+    return [LangSmithAdapter]

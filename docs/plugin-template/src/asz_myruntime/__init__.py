@@ -1,0 +1,3 @@
+"""asz runtime adapter for MyRuntime."""
+
+__version__ = "0.1.0"
