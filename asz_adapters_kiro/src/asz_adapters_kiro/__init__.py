@@ -1,3 +1,3 @@
-"""asz runtime adapter for kiro (the adapter arrives with its own issue)."""
+"""asz runtime adapter for Kiro CLI / Amazon Q Developer CLI conversations."""
 
 __version__ = "0.1.0"

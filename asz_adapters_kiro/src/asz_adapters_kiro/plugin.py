@@ -1,8 +1,10 @@
-"""Entry point module (group ``asz``) for the kiro adapter. It advertises nothing yet."""
+"""Entry point module (group ``asz``): advertises the Kiro / Amazon Q CLI adapter. Imports nothing heavy."""
 
 from asz_core import hookimpl
 
 
 @hookimpl
 def asz_runtime_adapters():
-    return []
+    from .adapter import KiroAdapter
+
+    return [KiroAdapter]
