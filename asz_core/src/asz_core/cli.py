@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -10,7 +11,9 @@ import orjson
 import typer
 from rich.console import Console
 
-from . import api, report
+from . import api, ledger_report, report
+from . import ledger as ledgers
+from . import pricing
 from .errors import AszError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Judge recorded coding-agent conversations.")
@@ -60,6 +63,48 @@ def plugins(json: Json = False) -> None:
     """List installed plugins with their distributions and versions."""
     rows = api.plugins()
     _emit(report.plugins_json(rows) if json else report.plugins_table(rows), json)
+
+
+class By(str, Enum):
+    talk = "talk"
+    stream = "stream"
+    model = "model"
+    day = "day"
+
+
+@app.command()
+def ledger(
+    conversation: Annotated[Optional[str], typer.Argument(help="Conversation id, unique prefix or session id (default: all collected).")] = None,
+    head: Head = None,
+    by: Annotated[Optional[By], typer.Option("--by", help="Rows: talk (with the sub-agents each started), stream, model or day.")] = None,
+    json: Json = False,
+    prices: Annotated[Optional[Path], typer.Option("--prices", help="Price file (genai-prices data, JSON or YAML) instead of the shipped snapshot.")] = None,
+) -> None:
+    """Tokens and money of every model call, each counted once under one owner, priced on its own."""
+    if head and not conversation:
+        raise typer.BadParameter("--head needs a conversation", param_hint="--head")
+    book = ledgers.load_prices(str(prices) if prices else None)
+    cut = by.value if by else None
+    if conversation:
+        led = ledgers.for_conversation(conversation, head, prices=book)
+        _emit(ledger_report.ledger_json(led, cut) if json else ledger_report.ledger_text(led, cut), json)
+    else:
+        all_ = ledgers.for_all(prices=book)
+        _emit(ledger_report.all_json(all_, book.file, cut) if json else ledger_report.all_text(all_, book.file, cut), json)
+
+
+prices_app = typer.Typer(no_args_is_help=True, add_completion=False, help="The price data ledgers are priced with.")
+app.add_typer(prices_app, name="prices")
+
+
+@prices_app.command("update")
+def prices_update(
+    to: Annotated[Optional[Path], typer.Option("--to", help="Folder to write the snapshot in (default: the one asz ships).")] = None,
+    json: Json = False,
+) -> None:
+    """Write the installed genai-prices package's data as a dated snapshot (nothing when unchanged)."""
+    result = pricing.update_snapshot(to)
+    _emit(ledger_report.update_json(result) if json else ledger_report.update_text(result), json)
 
 
 def _emit(thing: object, json: bool) -> None:

@@ -1,0 +1,434 @@
+"""The ledger: every model call of a conversation counted once, priced on its own, and owned.
+
+Owners. Each call has one owner: the talk that contains it, or, for a call no talk contains
+(main-stream work before the first input), its stream. The owners add up to the conversation
+exactly, because each call is counted under one of them and nowhere else.
+
+Roll-up. A main talk's cost with its child agents adds the child streams that talk alone
+started, followed through the starts relations as deep as they go (a child agent can start
+child agents of its own). A child stream no single talk can be shown to have started (no
+starting step, several, or a parent that is itself unattributed: ``Stream.unattributed``) is
+unattributed; streams started from loose main-stream work roll up to the loose work. So
+main talks with their sub-agents + loose + unattributed = the conversation, exactly.
+
+Counts. A count the record does not give is unknown: it is never added as 0, and the ledger says
+how many calls have each type unknown. A call with no model, or no price for its model, is
+unpriced: its tokens still count, its money is missing, and the ledger counts it apart.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gc
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+
+from attrs import define, field, frozen
+
+from .assembly import Conversation, Step
+from .pricing import PARTS, CallPrice, PriceFile, Prices
+from .records import USAGE_TYPES, Usage
+
+TOKEN_KEYS = (*USAGE_TYPES, "cache_write_5m", "cache_write_1h")
+"""Token sums a tally keeps: the four types, and the part of cache writes the runtime split."""
+
+LOOSE = "loose"
+UNATTRIBUTED = "unattributed"
+BY = ("talk", "stream", "model", "day")
+
+
+@frozen
+class CallCost:
+    """One model call: where it is, who owns it, what it consumed and what it cost."""
+
+    step: str
+    call: str | None
+    """The runtime's id of the call (Claude Code: ``message.id:requestId``)."""
+    stream: str
+    talk: str | None
+    owner: str
+    """The talk that contains it, or its stream when no talk does."""
+    root: str
+    """What it rolls up to: a main talk id, ``loose`` or ``unattributed``."""
+    model: str | None
+    ts: str | None
+    usage: Usage
+    output_floor: int | None
+    price: CallPrice
+
+
+@define
+class Tally:
+    """A sum of calls. Unknown counts and unpriced calls are kept apart, never folded into 0."""
+
+    calls: int = 0
+    tokens: dict[str, int] = field(factory=lambda: dict.fromkeys(TOKEN_KEYS, 0))
+    """Sums of the counts that are known."""
+    unknown: dict[str, int] = field(factory=lambda: dict.fromkeys(USAGE_TYPES, 0))
+    """How many calls have each type unknown."""
+    output_floor: int = 0
+    """Calls whose output is unknown: the sum of the largest streaming values their fragments
+    showed. A lower bound of their output, never added to ``tokens``."""
+    money: Decimal = field(factory=lambda: Decimal(0))
+    """The money of the priced calls' known counts."""
+    parts: dict[str, Decimal] = field(factory=dict)
+    unpriced: int = 0
+    """Calls with no price (no model, or no price for their model); their tokens are in ``tokens``."""
+    unpriced_tokens: dict[str, int] = field(factory=lambda: dict.fromkeys(USAGE_TYPES, 0))
+    unpriced_reasons: dict[str, int] = field(factory=dict)
+    incomplete: int = 0
+    """Priced calls with a count unknown: ``money`` holds their known part only."""
+
+    def add(self, c: CallCost) -> None:
+        self.calls += 1
+        u = c.usage
+        tok = self.tokens
+        for k in USAGE_TYPES:
+            v = getattr(u, k)
+            if v is None:
+                self.unknown[k] += 1
+            else:
+                tok[k] += v
+        if u.output is None and c.output_floor:
+            self.output_floor += c.output_floor
+        if u.cache_write_5m is not None:
+            tok["cache_write_5m"] += u.cache_write_5m
+        if u.cache_write_1h is not None:
+            tok["cache_write_1h"] += u.cache_write_1h
+        p = c.price
+        if p.money is None:
+            self.unpriced += 1
+            reason = p.unpriced or "unpriced"
+            self.unpriced_reasons[reason] = self.unpriced_reasons.get(reason, 0) + 1
+            for k in USAGE_TYPES:
+                v = getattr(u, k)
+                if v is not None:
+                    self.unpriced_tokens[k] += v
+            return
+        self.money += p.money
+        for k, v in p.parts:
+            self.parts[k] = self.parts.get(k, Decimal(0)) + v
+        if not p.complete:
+            self.incomplete += 1
+
+    def merge(self, o: Tally) -> Tally:
+        self.calls += o.calls
+        self.money += o.money
+        self.unpriced += o.unpriced
+        self.incomplete += o.incomplete
+        self.output_floor += o.output_floor
+        for a, b in ((self.tokens, o.tokens), (self.unknown, o.unknown), (self.unpriced_tokens, o.unpriced_tokens),
+                     (self.unpriced_reasons, o.unpriced_reasons)):
+            for k, v in b.items():
+                a[k] = a.get(k, 0) + v
+        for k, v in o.parts.items():
+            self.parts[k] = self.parts.get(k, Decimal(0)) + v
+        return self
+
+    @property
+    def token_sum(self) -> int:
+        """The four known types added up (a call's cache writes are not counted twice)."""
+        return sum(self.tokens[k] for k in USAGE_TYPES)
+
+    @classmethod
+    def of(cls, calls: Iterable[CallCost]) -> Tally:
+        t = cls()
+        for c in calls:
+            t.add(c)
+        return t
+
+    @classmethod
+    def sum(cls, tallies: Iterable[Tally]) -> Tally:
+        t = cls()
+        for x in tallies:
+            t.merge(x)
+        return t
+
+
+@frozen
+class StreamRow:
+    id: str
+    key: str
+    kind: str
+    """main, child or helper."""
+    root: str
+    """The main talk it rolls up to, ``loose``, ``unattributed`` (or ``m`` for the main stream)."""
+    started_by: tuple[str, ...]
+    parent: str | None
+    unattributed: str | None
+    """Why no single talk can be shown to have started it (assembly's reason)."""
+    models: tuple[str, ...]
+    tally: Tally
+
+
+@frozen
+class TalkRow:
+    """A main talk: its own calls, and with the child streams it alone started."""
+
+    id: str
+    start: str | None
+    end: str | None
+    own: Tally
+    with_subagents: Tally
+    streams: tuple[str, ...]
+    """The child streams rolled into it, as deep as they go."""
+
+
+@frozen
+class OwnerRow:
+    id: str
+    kind: str
+    """``talk`` or ``stream`` (the calls of a stream no talk contains)."""
+    stream: str
+    tally: Tally
+
+
+@frozen
+class Ledger:
+    conversation: str
+    runtime: str
+    round: int
+    head: str
+    prices: PriceFile
+    calls: tuple[CallCost, ...]
+    owners: tuple[OwnerRow, ...]
+    talks: tuple[TalkRow, ...]
+    streams: tuple[StreamRow, ...]
+    loose: Tally
+    """Calls no talk contains, with the streams that loose work started."""
+    loose_streams: tuple[str, ...]
+    unattributed: Tally
+    """Child streams no single talk can be shown to have started."""
+    unattributed_streams: tuple[str, ...]
+    total: Tally
+
+    @property
+    def subagents(self) -> Tally:
+        """Calls of child streams (sub-agents), wherever they roll up."""
+        return Tally.sum(s.tally for s in self.streams if s.kind == "child")
+
+    @property
+    def helpers(self) -> Tally:
+        """Calls of helper streams (compaction, warm-up), apart from sub-agents."""
+        return Tally.sum(s.tally for s in self.streams if s.kind == "helper")
+
+
+def build(conv: Conversation, prices: Prices) -> Ledger:
+    """The ledger of one assembled conversation, priced with ``prices``."""
+    roots = _roots(conv)
+    calls: list[CallCost] = []
+    by_owner: dict[str, Tally] = {}
+    owner_of: dict[str, tuple[str, str]] = {}  # owner -> (stream, root)
+    models: dict[str, set[str]] = {}
+    price = prices.price
+    for s in conv.steps:
+        if s.kind != "model_call":
+            continue
+        owner = s.talk or s.stream
+        o = owner_of.get(owner)
+        if o is None:
+            root = s.talk if (s.stream == "m" and s.talk) else (LOOSE if s.stream == "m" else roots[s.stream])
+            o = owner_of[owner] = (s.stream, root)
+            by_owner[owner] = Tally()
+        c = CallCost(s.id, s.call, s.stream, s.talk, owner, o[1], s.model, s.ts, s.usage or _NO_USAGE, s.output_floor,
+                     price(s.model, s.usage, s.ts))
+        calls.append(c)
+        by_owner[owner].add(c)
+        if s.model:
+            models.setdefault(s.stream, set()).add(s.model)
+
+    # Each owner lies in one stream and rolls up to one root, so everything else is a sum of owners.
+    by_stream: dict[str, Tally] = {st.id: Tally() for st in conv.streams}
+    by_root: dict[str, Tally] = {}
+    for owner, t in by_owner.items():
+        stream, root = owner_of[owner]
+        by_stream.setdefault(stream, Tally()).merge(t)
+        by_root.setdefault(root, Tally()).merge(t)
+    owners = tuple(OwnerRow(o, "talk" if o.startswith("k") else "stream", owner_of[o][0], t) for o, t in by_owner.items())
+    rolled: dict[str, list[str]] = {}
+    for sid, r in roots.items():
+        rolled.setdefault(r, []).append(sid)
+    talks = tuple(
+        TalkRow(t.id, t.start, t.end, by_owner.get(t.id) or Tally(), by_root.get(t.id) or Tally(), tuple(rolled.get(t.id, ())))
+        for t in conv.main_talks
+    )
+    streams = tuple(
+        StreamRow(st.id, st.key, st.kind, "m" if st.id == "m" else roots[st.id], st.started_by, st.parent, st.unattributed,
+                  tuple(sorted(models.get(st.id, ()))), by_stream[st.id])
+        for st in conv.streams
+    )
+    return Ledger(
+        conversation=conv.id, runtime=conv.runtime, round=conv.round.number, head=conv.round.head, prices=prices.file,
+        calls=tuple(calls), owners=owners, talks=talks, streams=streams,
+        loose=by_root.get(LOOSE) or Tally(), loose_streams=tuple(rolled.get(LOOSE, ())),
+        unattributed=by_root.get(UNATTRIBUTED) or Tally(), unattributed_streams=tuple(rolled.get(UNATTRIBUTED, ())),
+        total=Tally.sum(by_owner.values()),
+    )
+
+
+_NO_USAGE = Usage()
+
+
+def _roots(conv: Conversation) -> dict[str, str]:
+    """For each child stream, what it rolls up to: the main talk that alone started it (through
+    its chain of starting steps), ``loose`` when loose main-stream work started it, or
+    ``unattributed``."""
+    by_id = {st.id: st for st in conv.streams}
+    out: dict[str, str] = {}
+
+    def root(sid: str, seen: frozenset[str]) -> str:
+        if sid in out:
+            return out[sid]
+        st = by_id[sid]
+        if st.unattributed is not None or len(st.started_by) != 1 or sid in seen:
+            r = UNATTRIBUTED
+        else:
+            step = conv.step(st.started_by[0])
+            if step.stream == "m":
+                r = step.talk or LOOSE
+            else:
+                r = root(step.stream, seen | {sid})
+        out[sid] = r
+        return r
+
+    for st in conv.streams:
+        if st.id != "m":
+            root(st.id, frozenset())
+    return out
+
+
+def _owner_stream(conv: Conversation, owner: str) -> str:
+    return conv.talk(owner).stream if owner.startswith("k") else owner
+
+
+# --- groupings ---------------------------------------------------------------------------------
+
+@frozen
+class Row:
+    key: str
+    tally: Tally
+    detail: dict[str, object] = field(factory=dict)
+
+
+def rows(led: Ledger, by: str) -> list[Row]:
+    """The ledger cut one way. ``talk``: main talks with their sub-agents, then the loose work and
+    the unattributed streams, which together make the conversation. ``stream``: each stream
+    (each sub-agent apart). ``model`` and ``day``: the calls grouped by model and by UTC day."""
+    if by == "talk":
+        out = [Row(t.id, t.with_subagents, {"start": t.start, "end": t.end, "own": t.own, "streams": list(t.streams)})
+               for t in led.talks]
+        if led.loose.calls or led.loose_streams:
+            out.append(Row(LOOSE, led.loose, {"streams": list(led.loose_streams)}))
+        if led.unattributed.calls or led.unattributed_streams:
+            out.append(Row(UNATTRIBUTED, led.unattributed, {"streams": list(led.unattributed_streams)}))
+        return out
+    if by == "stream":
+        return [Row(s.id, s.tally, {"key": s.key, "kind": s.kind, "root": s.root, "started_by": list(s.started_by),
+                                    "unattributed": s.unattributed, "models": list(s.models)}) for s in led.streams]
+    if by in ("model", "day"):
+        return group_calls(led.calls, model_key if by == "model" else day_key)
+    raise ValueError(f"--by must be one of {', '.join(BY)}, not {by!r}")
+
+
+def group_calls(calls: Iterable[CallCost], key: Callable[[CallCost], str]) -> list[Row]:
+    groups: dict[str, Tally] = {}
+    for c in calls:
+        groups.setdefault(key(c), Tally()).add(c)
+    return [Row(k, groups[k]) for k in sorted(groups)]
+
+
+def model_key(c: CallCost) -> str:
+    return c.model or "(no model)"
+
+
+def day_key(c: CallCost) -> str:
+    return day_of(c.ts) or "(no time)"
+
+
+def day_of(ts: str | None) -> str | None:
+    """The UTC date of a runtime's timestamp."""
+    if not ts:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.UTC)
+    return t.date().isoformat()
+
+
+def share(part: Tally, whole: Tally) -> dict[str, Decimal | None]:
+    """What part of the whole's money and known tokens ``part`` holds (None when the whole is 0)."""
+    return {
+        "money": (part.money / whole.money) if whole.money else None,
+        "tokens": (Decimal(part.token_sum) / Decimal(whole.token_sum)) if whole.token_sum else None,
+    }
+
+
+def check_owners(led: Ledger) -> Iterator[str]:
+    """What does not add up (nothing, when the ledger is right): owners and roll-ups against
+    the conversation's total."""
+    tot = led.total
+    for name, parts in (("owners", [o.tally for o in led.owners]),
+                        ("roll-up", [t.with_subagents for t in led.talks] + [led.loose, led.unattributed]),
+                        ("streams", [s.tally for s in led.streams])):
+        s = Tally.sum(parts)
+        if (s.calls, s.tokens, s.unknown, s.money, s.unpriced) != (tot.calls, tot.tokens, tot.unknown, tot.money, tot.unpriced):
+            yield f"{name} add up to {s.calls} calls / {s.money}, the conversation holds {tot.calls} / {tot.money}"
+
+
+
+
+# --- entry points ------------------------------------------------------------------------------
+
+def for_conversation(name: str, head: str | int | None = None, *, prices: Prices | str | None = None,
+                     store: object | None = None) -> Ledger:
+    """The ledger of one collected conversation (id, unique prefix or session id) at a round."""
+    from .api import load
+    from .store import Store
+
+    st = store if isinstance(store, Store) else Store.open()
+    p = _prices(prices)
+    with _no_gc():
+        return build(load(name, head, store=st), p)
+
+
+def for_all(*, prices: Prices | str | None = None, store: object | None = None) -> list[Ledger]:
+    """The ledgers of every collected conversation, each at its newest round."""
+    from .api import conversations, load
+    from .store import Store
+
+    st = store if isinstance(store, Store) else Store.open()
+    p = _prices(prices)
+    with _no_gc():
+        return [build(load(row.id, store=st), p) for row in conversations(st) if row.head is not None]
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Assembly and the ledger make many small objects and few cycles: Python's cycle collector,
+    run again and again as the heap grows, took about half of a 90 MB conversation's time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _prices(prices: Prices | str | None) -> Prices:
+    return prices if isinstance(prices, Prices) else load_prices(prices)
+
+
+_loaded: dict[str, Prices] = {}
+
+
+def load_prices(path: str | None = None) -> Prices:
+    """A price file loaded once per process (by path)."""
+    key = path or ""
+    if key not in _loaded:
+        _loaded[key] = Prices.load(path)
+    return _loaded[key]
