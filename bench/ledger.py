@@ -53,7 +53,7 @@ def in_process(home: Path, conversation: str | None, runs: int) -> dict[str, flo
     import orjson
 
     from asz_core import api, ledger_report
-    from asz_core.ledger import build, load_prices
+    from asz_core.ledger import build, load_prices, no_gc
     from asz_core.store import Store
 
     store = Store.open(home)
@@ -62,10 +62,11 @@ def in_process(home: Path, conversation: str | None, runs: int) -> dict[str, flo
     parts: dict[str, list[float]] = {"assembly": [], "ledger": [], "json": [], "total": []}
     for _ in range(runs):
         t0 = time.perf_counter()
-        convs = [api.load(n, store=store) for n in names]
-        t1 = time.perf_counter()
-        leds = [build(c, prices) for c in convs]
-        t2 = time.perf_counter()
+        with no_gc():  # as the command does (asz_core.ledger.for_all / for_conversation)
+            convs = [api.load(n, store=store) for n in names]
+            t1 = time.perf_counter()
+            leds = [build(c, prices) for c in convs]
+            t2 = time.perf_counter()
         data = ledger_report.ledger_json(leds[0], "talk") if conversation else ledger_report.all_json(leds, prices.file)
         orjson.dumps(data, option=orjson.OPT_INDENT_2)
         t3 = time.perf_counter()

@@ -168,3 +168,19 @@ def test_calls_are_priced_at_their_own_time_and_size() -> None:
     assert money[s[1]] + money[s[2]] == Decimal("0.15")  # 2 x 150k at $0.5/M
     assert money[s[3]] == Decimal("0.15")  # 300k at $0.5/M: no tier from 2026-03-13
     assert Tally.of(led.calls).money == Decimal("0.6")
+
+
+def test_days_are_utc_days() -> None:
+    from asz_core.ledger import day_of
+
+    assert day_of("2026-01-01T23:30:00-02:00") == "2026-01-02"
+    assert day_of("2026-01-01T23:30:00Z") == "2026-01-01"
+    assert day_of(None) is None and day_of("yesterday") is None
+    c = Conv()
+    c.person("go")
+    c.call("a", ts="2026-01-01T10:00:00Z")
+    c.call("b", ts="2026-01-02T10:00:00Z")
+    c.call("c", ts=None, model="claude-haiku-4-5-20251001")
+    conv, led = c.build()
+    assert [(r.key, r.tally.calls) for r in rows(led, "day")] == [("(no time)", 1), ("2026-01-01", 1), ("2026-01-02", 1)]
+    assert [(r.key, r.tally.calls) for r in rows(led, "model")] == [("claude-haiku-4-5-20251001", 3)]

@@ -391,7 +391,7 @@ def for_conversation(name: str, head: str | int | None = None, *, prices: Prices
 
     st = store if isinstance(store, Store) else Store.open()
     p = _prices(prices)
-    with _no_gc():
+    with no_gc():
         return build(load(name, head, store=st), p)
 
 
@@ -402,12 +402,12 @@ def for_all(*, prices: Prices | str | None = None, store: object | None = None) 
 
     st = store if isinstance(store, Store) else Store.open()
     p = _prices(prices)
-    with _no_gc():
+    with no_gc():
         return [build(load(row.id, store=st), p) for row in conversations(st) if row.head is not None]
 
 
 @contextmanager
-def _no_gc() -> Iterator[None]:
+def no_gc() -> Iterator[None]:
     """Assembly and the ledger make many small objects and few cycles: Python's cycle collector,
     run again and again as the heap grows, took about half of a 90 MB conversation's time."""
     was = gc.isenabled()
