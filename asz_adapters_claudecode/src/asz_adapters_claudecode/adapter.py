@@ -68,6 +68,26 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         if agent_file and "stream" not in st:
             st["stream"] = path.stem  # agent-<id>, agent-acompact-<hex>
         held: list[tuple[int, bytes, dict[str, Any]]] = []
+        if st.get("skipped") or cursor.offset == 0:
+            why = st.get("skipped") or _not_a_transcript(path)
+            if why:
+                # One warning for the whole file (not one per line), nothing stored from it; the
+                # cursor moves past it so an unchanged file is not read (nor warned about) again.
+                if not st.get("skipped"):
+                    yield Problem(fname, 0 if why.startswith("empty") else 1, why)
+                    if why.startswith("not readable"):
+                        return  # try again next time
+                    if not why.startswith("empty"):
+                        st["skipped"] = why  # an empty file may still be written: read it when it grows
+                if why.startswith("empty"):  # past its whole blank lines (at most 4 KiB), no further
+                    with open(path, "rb") as f:
+                        head = f.read(4096)
+                    blank = head[: len(head) - len(head.lstrip())]
+                    blank = blank[: blank.rfind(b"\n") + 1]
+                    cursor.offset, cursor.line = len(blank), blank.count(b"\n")
+                else:
+                    cursor.offset = _size(path)
+                return
         with open(path, "rb") as f:
             f.seek(cursor.offset)
             offset, lineno = cursor.offset, cursor.line
@@ -205,9 +225,10 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             ev: dict[str, Any] = {"e": "stream", "kind": kind, "by": []}
             if stream.startswith("side-"):
                 ev["by"] = list(st.get("tasks", {}).get(text, []))
-            parent = obj.get("parentUuid")
-            if isinstance(parent, str) and parent:
-                ev["after"] = parent
+                st.setdefault("side_by", {})[stream] = ev["by"]
+            # No ``after``: the only first lines with a parent are agent-acompact's (§8), and that
+            # parent is the tool result a hook reminder hung on (or the last line before the
+            # compaction), not a step that started the compaction; no step can be shown to.
             yield ev
             if not obj.get("isMeta"):
                 yield {"e": "input", "source": "agent", **clip_text(text)}
@@ -220,13 +241,17 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             for b in content:
                 if not isinstance(b, dict) or b.get("type") != "tool_result":
                     continue
-                ev = {"e": "tool_result", "id": b.get("tool_use_id"), "error": bool(b.get("is_error")), **clip_text(_text_of(b.get("content")))}
+                tid = _str_id(b.get("tool_use_id"))
+                ev = {"e": "tool_result", "id": tid, "error": bool(b.get("is_error")), **clip_text(_text_of(b.get("content")))}
+                side = _returned(st, tid)
                 if isinstance(tur, dict):
                     agent = tur.get("agentId")
                     if isinstance(agent, str) and agent:
                         ev["starts"] = f"agent-{agent}"
-                        if isinstance(tur.get("usage"), dict):
-                            ev["agent_usage"] = _usage(tur["usage"])
+                    elif side:
+                        ev["starts"] = side  # the inline block this Task alone was linked to
+                    if ev.get("starts") and isinstance(tur.get("usage"), dict):
+                        ev["agent_usage"] = _usage(tur["usage"])
                 elif isinstance(tur, str) and tur.startswith("Error"):
                     ev["error"] = True
                 yield ev
@@ -283,9 +308,10 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                 yield {"e": "thinking", "call": call, **clip_text(b.get("thinking") or "")}
             elif t in ("tool_use", "server_tool_use"):
                 name, inp = b.get("name"), b.get("input") if isinstance(b.get("input"), dict) else {}
-                if name in ("Task", "Agent") and isinstance(inp.get("prompt"), str):
-                    st.setdefault("tasks", {}).setdefault(inp["prompt"], []).append(b.get("id"))
-                yield {"e": "tool_use", "call": call, "id": b.get("id"), "name": name, "input": clip_input(inp)}
+                tid = _str_id(b.get("id"))
+                if name in ("Task", "Agent") and isinstance(inp.get("prompt"), str) and tid:
+                    st.setdefault("tasks", {}).setdefault(inp["prompt"], []).append(tid)
+                yield {"e": "tool_use", "call": call, "id": tid, "name": name, "input": clip_input(inp)}
 
     def _system(self, obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
         sub = obj.get("subtype")
@@ -307,6 +333,58 @@ class ClaudeCodeAdapter(RuntimeAdapter):
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+def _str_id(v: Any) -> str | None:
+    """A tool call id is a non-empty string; anything else is no id."""
+    return v if isinstance(v, str) and v else None
+
+
+def _returned(st: dict[str, Any], tid: str | None) -> str | None:
+    """A Task's result arrived: it no longer waits for an inline block (its block, if any, was
+    written before the result, §5b). Returns the inline stream linked to this Task alone."""
+    if not tid:
+        return None
+    for prompt, ids in list(st.get("tasks", {}).items()):
+        if tid in ids:
+            ids.remove(tid)
+            if not ids:
+                del st["tasks"][prompt]
+    for key, ids in list(st.get("side_by", {}).items()):
+        if tid in ids:
+            del st["side_by"][key]
+            return key if ids == [tid] else None
+    return None
+
+
+def _size(p: Path) -> int:
+    try:
+        return p.stat().st_size
+    except OSError:
+        return 0
+
+
+def _not_a_transcript(p: Path) -> str | None:
+    """Why a whole file is not read (empty, binary, not Claude Code), or None to read it."""
+    try:
+        with open(p, "rb") as f:
+            head = f.read(4096)
+    except OSError as exc:
+        return f"not readable ({exc}); file skipped"
+    if not head.strip():
+        return "empty file; nothing to read" if _size(p) <= len(head) else None
+    if _looks_like_claude(p):
+        return None
+    try:
+        head.decode("utf-8")
+        binary = b"\x00" in head
+    except UnicodeDecodeError as exc:
+        binary = exc.start < len(head) - 3  # not just a character cut at the 4 KiB edge
+    if binary:
+        return "binary data, not a Claude Code transcript; file skipped"
+    if b"\n" not in head:
+        return None  # one line still being written: judge it when whole (read warns it truncated)
+    return "not a Claude Code transcript (no Claude Code fields in its first 4 KiB); file skipped"
+
 
 def _usage(u: dict[str, Any]) -> dict[str, Any]:
     cc = u.get("cache_creation") if isinstance(u.get("cache_creation"), dict) else {}
@@ -384,7 +462,8 @@ def _looks_like_claude(p: Path) -> bool:
             head = f.read(4096)
     except OSError:
         return False
-    return b'"sessionId"' in head or b'"type":"summary"' in head or b'"leafUuid"' in head or b'"type":"file-history-snapshot"' in head
+    return (b'"sessionId"' in head or b'"type":"summary"' in head or b'"leafUuid"' in head
+            or b'"type":"file-history-snapshot"' in head or b'"parentUuid"' in head)
 
 
 def _last_timestamp(p: Path) -> str:

@@ -223,7 +223,7 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                     b.text = _join(b.text, ev.get("text", ""))
                     b.size += ev.get("size", 0) + 1
             elif e == "tool_use":
-                tid = ev.get("id")
+                tid = _tool_id(ev.get("id"))
                 if tid in tools:
                     tools[tid].touch(rec)
                     continue
@@ -232,7 +232,7 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                 if tid:
                     tools[tid] = b
             elif e == "tool_result":
-                tid = ev.get("id")
+                tid = _tool_id(ev.get("id"))
                 b = tools.get(tid)
                 if b is None:
                     b = new("notice", s, rec)
@@ -244,15 +244,16 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                 b.status = "failed" if ev.get("error") else "returned"
                 b.text, b.size = ev.get("text", ""), ev.get("size", 0)
                 record_step.setdefault(rec.key, b)
-                if ev.get("starts"):
+                if ev.get("starts") and tid:
                     starts.setdefault(ev["starts"], set()).add(tid)
                     if ev.get("agent_usage"):
                         usage_of_agent[ev["starts"]] = ev["agent_usage"]
             elif e == "starts":
-                starts.setdefault(ev["stream"], set()).add(ev["id"])
+                if _tool_id(ev.get("id")):
+                    starts.setdefault(ev["stream"], set()).add(ev["id"])
             elif e == "stream":
                 s.kind = ev.get("kind") or "child"
-                s.by.update(x for x in ev.get("by") or () if x)
+                s.by.update(x for x in ev.get("by") or () if _tool_id(x))
                 s.after = ev.get("after")
             elif e == "input":
                 b = new("input", s, rec)
@@ -302,26 +303,22 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
             _apply_agent_usage(st, au)
 
     reason: dict[str, str | None] = {"main": None}
-    for st in order:  # parents land before children, so one pass settles "unattributed parent"
+    for st in order:
         if st.key == "main":
             continue
         found = starters[st.key]
-        if not found:
-            reason[st.key] = "no starting step"
-        elif len(found) > 1:
-            reason[st.key] = "several starting steps"
-        elif reason.get(found[0].stream, "unattributed parent") is not None:
-            reason[st.key] = "unattributed parent"
-        else:
-            reason[st.key] = None
-    for st in order:  # a child landing before its parent: settle by following parents
-        if reason[st.key] is None and st.key != "main":
-            p, hops = starters[st.key][0].stream, 0
-            while p != "main" and hops < len(order):
-                if reason.get(p) is not None:
-                    reason[st.key] = "unattributed parent"
-                    break
-                p, hops = starters[p][0].stream, hops + 1
+        reason[st.key] = "no starting step" if not found else "several starting steps" if len(found) > 1 else None
+    for st in order:
+        # A child can land before its parent (agent files land in name order): follow the
+        # parents up to main; any unattributed one on the way (or a loop) makes it unattributed.
+        if reason[st.key] is not None or st.key == "main":
+            continue
+        p, hops = starters[st.key][0].stream, 0
+        while p != "main":
+            if reason.get(p) is not None or hops > len(order):
+                reason[st.key] = "unattributed parent"
+                break
+            p, hops = starters[p][0].stream, hops + 1
 
     # Talks.
     talk_of: dict[int, int] = {}
@@ -390,6 +387,11 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
         ))
     return Conversation(conversation, runtime, rnd, tuple(stream_rows), tuple(talks), tuple(final_steps),
                         tuple(step_id[id(b)] for b in loose))
+
+
+def _tool_id(v: Any) -> str | None:
+    """A tool call id as events carry it: a non-empty string, else none (never a crash)."""
+    return v if isinstance(v, str) and v else None
 
 
 def _join(a: str, b: str) -> str:
