@@ -1,3 +1,4 @@
-"""asz runtime adapter for Codex CLI rollouts (the adapter arrives with its own issue)."""
+"""asz runtime adapter for Codex CLI: rollout files (``~/.codex/sessions``) and ``codex exec --json``
+streams. See docs/runtimes/codex.md."""
 
 __version__ = "0.1.0"

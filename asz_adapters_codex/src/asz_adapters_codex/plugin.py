@@ -1,8 +1,10 @@
-"""Entry point module (group ``asz``) for the codex adapter. It advertises nothing yet."""
+"""Entry point module (group ``asz``): advertises the Codex CLI adapter. Imports nothing heavy."""
 
 from asz_core import hookimpl
 
 
 @hookimpl
 def asz_runtime_adapters():
-    return []
+    from .adapter import CodexAdapter
+
+    return [CodexAdapter]
