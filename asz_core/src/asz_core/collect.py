@@ -49,7 +49,9 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
     plan: list[tuple[RuntimeAdapter, Path]] = []
     problems: list[Problem] = []
     for path in paths:
-        path = Path(path).expanduser()
+        # Absolute, so a file is one file whatever folder asz runs from (its read state and the
+        # records' file names are kept by path).
+        path = Path(os.path.abspath(Path(path).expanduser()))
         if not path.exists():
             problems.append(Problem(str(path), 0, "no such file or folder"))
             continue
@@ -137,7 +139,8 @@ class _Binder:
         held = self.held.setdefault(e.session, [])
         self.runtime[e.session] = runtime
         held.append(e)
-        found = self.w.conversation_of_key(e.key)
+        # A resume copies records of the same runtime: a key is looked up among its conversations only.
+        found = self.w.conversation_of_key(e.key, runtime)
         if found is None and len(held) < RESUME_LOOKAHEAD:
             return 0
         return self._release(e.session, found, runtime)

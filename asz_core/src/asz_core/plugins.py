@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import warnings
@@ -9,10 +10,10 @@ import warnings
 import pluggy
 
 from . import hookspecs
+from .errors import DuplicatePlugin, PluginError
 
 # Built-in plugins registered in-process, through the same hooks a third party uses.
 DEFAULT_PLUGINS: tuple[str, ...] = ("asz_core.builtin",)
-
 
 
 def make_plugin_manager(*, autoload: bool | None = None) -> pluggy.PluginManager:
@@ -20,6 +21,8 @@ def make_plugin_manager(*, autoload: bool | None = None) -> pluggy.PluginManager
 
     ``ASZ_DISABLE_PLUGINS`` (comma-separated entry-point names) blocks plugins;
     ``ASZ_DISABLE_PLUGIN_AUTOLOAD=1`` skips entry points; ``ASZ_TRACE_PLUGINS=1`` traces hook calls.
+    A plugin that fails to load is a warning naming its entry point (see :func:`failures_of`);
+    two distributions registering one entry-point name is a :class:`DuplicatePlugin` error.
     """
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
@@ -29,12 +32,16 @@ def make_plugin_manager(*, autoload: bool | None = None) -> pluggy.PluginManager
         autoload = os.environ.get("ASZ_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0")
     if autoload:
         _load_entry_points(pm)
-    import importlib
-
     for modname in DEFAULT_PLUGINS:
         if pm.get_plugin(modname) is None and not pm.is_blocked(modname):
             pm.register(importlib.import_module(modname), name=modname)
-    pm.check_pending()
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        name = pm.get_name(exc.plugin) or repr(exc.plugin)
+        dist = distributions_of(pm).get(name, ("(built-in)", ""))[0]
+        raise PluginError(f"asz plugin {name!r} (distribution {dist}) implements a hook asz does not define: "
+                          f"{exc}; upgrade asz or the plugin, or block it with ASZ_DISABLE_PLUGINS={name}") from exc
     if os.environ.get("ASZ_TRACE_PLUGINS"):
         pm.trace.root.setwriter(lambda s: print(s, end="", file=sys.stderr))
         pm.enable_tracing()
@@ -45,21 +52,39 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
     """Load each entry point on its own, so one broken plugin is a warning, not a crash."""
     from importlib.metadata import distributions
 
-    seen: set[str] = set()
+    seen: dict[str, tuple[str, str]] = {}  # entry-point name -> (distribution, value)
     for dist in distributions():
+        dname = dist.metadata["Name"]
         for ep in dist.entry_points:
-            if ep.group != hookspecs.PROJECT or ep.name in seen:
+            if ep.group != hookspecs.PROJECT:
                 continue
-            seen.add(ep.name)
+            if ep.name in seen:
+                other, value = seen[ep.name]
+                if _canonical(other) == _canonical(dname):
+                    continue  # one distribution found twice on sys.path: the first one wins, as for imports
+                raise DuplicatePlugin(
+                    f"two distributions register the asz plugin {ep.name!r}: {other} ({value}) and "
+                    f"{dname} ({ep.value}); uninstall one of them"
+                )
+            seen[ep.name] = (dname, ep.value)
             if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
                 continue
             try:
                 plugin = ep.load()
+                pm.register(plugin, name=ep.name)
             except Exception as exc:  # a broken third-party plugin must not stop asz
-                warnings.warn(f"asz plugin {ep.name!r} ({ep.value}) failed to load: {exc}", stacklevel=2)
+                if pm.get_plugin(ep.name) is not None:
+                    pm.unregister(name=ep.name)  # registered halfway before a hook failed validation
+                message = f"{type(exc).__name__}: {exc}"
+                failures_of(pm)[ep.name] = message
+                warnings.warn(f"asz plugin {ep.name!r} ({ep.value}, distribution {dname}) failed to load: {message}",
+                              stacklevel=3)
                 continue
-            pm.register(plugin, name=ep.name)
-            distributions_of(pm)[ep.name] = (dist.metadata["Name"], dist.version)
+            distributions_of(pm)[ep.name] = (dname, dist.version)
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
 
 
 def distributions_of(pm: pluggy.PluginManager) -> dict[str, tuple[str, str]]:
@@ -67,3 +92,10 @@ def distributions_of(pm: pluggy.PluginManager) -> dict[str, tuple[str, str]]:
     if not hasattr(pm, "asz_distributions"):
         pm.asz_distributions = {}  # type: ignore[attr-defined]
     return pm.asz_distributions  # type: ignore[attr-defined]
+
+
+def failures_of(pm: pluggy.PluginManager) -> dict[str, str]:
+    """entry-point name -> why it failed to load, for the plugins this manager had to skip."""
+    if not hasattr(pm, "asz_failures"):
+        pm.asz_failures = {}  # type: ignore[attr-defined]
+    return pm.asz_failures  # type: ignore[attr-defined]

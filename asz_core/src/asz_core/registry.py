@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
 import pluggy
 
-from .errors import DuplicatePlugin, UnknownPlugin
+from .errors import DuplicatePlugin, PluginError, UnknownPlugin
 from .interfaces import EvaluatorBackend, RuntimeAdapter, SourceFetcher
-from .plugins import distributions_of, make_plugin_manager
+from .plugins import distributions_of, failures_of, make_plugin_manager
 
 T = TypeVar("T")
 
@@ -19,6 +20,11 @@ KINDS = {
     "runtime adapter": "asz_runtime_adapters",
     "evaluator backend": "asz_evaluator_backends",
     "source fetcher": "asz_source_fetchers",
+}
+INTERFACES: dict[str, type] = {
+    "runtime adapter": RuntimeAdapter,
+    "evaluator backend": EvaluatorBackend,
+    "source fetcher": SourceFetcher,
 }
 
 
@@ -72,7 +78,12 @@ class Registry:
     def _get(self, kind: str, name: str) -> Any:
         m = self._map(kind)
         if name not in m:
-            raise UnknownPlugin(kind, name, list(m))
+            exc = UnknownPlugin(kind, name, list(m))
+            failed = failures_of(self.pm)
+            if failed:  # the one asked for may be among them: say so rather than only "unknown"
+                exc.args = (f"{exc}; plugins that failed to load: "
+                            + "; ".join(f"{n} ({why})" for n, why in sorted(failed.items())),)
+            raise exc
         return m[name][0]
 
     def _map(self, kind: str) -> dict[str, tuple[type, str]]:
@@ -80,23 +91,44 @@ class Registry:
             return self._maps[kind]
         hook: Callable[..., Any] = getattr(self.pm.hook, KINDS[kind])
         found: dict[str, tuple[type, str]] = {}
+        trace = self.pm.trace.root.get("registry")  # writes only with ASZ_TRACE_PLUGINS=1
         for impl in hook.get_hookimpls():
-            for cls in impl.function() or ():
+            where = self._where(impl.plugin_name)
+            try:
+                classes = impl.function()
+                trace(f"{KINDS[kind]}() of plugin {impl.plugin_name!r} ->", classes)
+            except Exception as exc:  # e.g. the lazy import of its classes failed: skip it, as a broken import
+                message = f"{type(exc).__name__}: {exc}"
+                failures_of(self.pm)[impl.plugin_name] = message
+                warnings.warn(f"asz plugin {impl.plugin_name!r}: {KINDS[kind]}() failed: {message}", stacklevel=4)
+                continue
+            if classes is None:
+                continue
+            if isinstance(classes, (type, str, bytes)) or not isinstance(classes, Iterable):
+                raise PluginError(f"{where()}: {KINDS[kind]}() must return a list of classes, not {classes!r}")
+            for cls in classes:
+                if not (isinstance(cls, type) and issubclass(cls, INTERFACES[kind])):
+                    raise PluginError(f"{where()}: {KINDS[kind]}() returned {cls!r}, which is not a "
+                                      f"{INTERFACES[kind].__name__} subclass")
                 name = getattr(cls, "name", None)
                 if not isinstance(name, str) or not name:
-                    raise DuplicatePlugin(f"{kind} {cls!r} from plugin {impl.plugin_name!r} has no name")
+                    raise PluginError(f"{where()}: {kind} {cls.__module__}.{cls.__qualname__} has no name")
                 if name in found:
                     other_cls, other_plugin = found[name]
                     d1, _ = self._dist_of(other_plugin)
-                    d2, _ = self._dist_of(impl.plugin_name)
+                    dist, _ = self._dist_of(impl.plugin_name)
                     raise DuplicatePlugin(
                         f"two {kind}s are named {name!r}: {other_cls.__module__}.{other_cls.__qualname__} "
-                        f"(distribution {d1}) and {cls.__module__}.{cls.__qualname__} (distribution {d2}); "
-                        f"uninstall one, or block one with ASZ_DISABLE_PLUGINS"
+                        f"(distribution {d1}, plugin {other_plugin!r}) and {cls.__module__}.{cls.__qualname__} "
+                        f"(distribution {dist}, plugin {impl.plugin_name!r}); uninstall one, or block one "
+                        f"with ASZ_DISABLE_PLUGINS=<plugin>"
                     )
                 found[name] = (cls, impl.plugin_name)
         self._maps[kind] = found
         return found
+
+    def _where(self, plugin_name: str) -> Callable[[], str]:
+        return lambda: f"plugin {plugin_name!r} (distribution {self._dist_of(plugin_name)[0]})"
 
     def _dist_of(self, plugin_name: str) -> tuple[str, str]:
         loaded = distributions_of(self.pm)

@@ -146,7 +146,8 @@ class Store:
             return ids[0]
         if not ids:
             raise NotFound(f"no conversation {name!r} in {self.path}; `asz conversations` lists them")
-        raise NotFound(f"{name!r} names {len(ids)} conversations ({', '.join(i[:12] for i in ids[:5])}…); give more of the id")
+        shown = ", ".join(i[:12] for i in ids[:5]) + (", …" if len(ids) > 5 else "")
+        raise NotFound(f"{name!r} names {len(ids)} conversations ({shown}); give more of the id")
 
     def runtime_of(self, conversation: str) -> str:
         row = self.db.execute("SELECT runtime FROM conversations WHERE id = ?", (conversation,)).fetchone()
@@ -165,15 +166,18 @@ class Store:
         if head is None:
             return rounds[-1]
         h = str(head)
-        if h.lstrip("r").isdigit():
-            n = int(h.lstrip("r"))
+        number = h[1:] if h[:1] == "r" else h
+        if number.isdigit():  # a round number (3, "r3") first; digits alone may also start a digest
             for r in rounds:
-                if r.number == n:
+                if r.number == int(number):
                     return r
-        else:
-            found = [r for r in rounds if r.head.startswith(h)]
+        if h[:1] != "r" and h:
+            found = [r for r in rounds if r.head.startswith(h.lower())]
             if len(found) == 1:
                 return found[0]
+            if found:
+                raise NotFound(f"{h!r} starts the heads of {len(found)} rounds of conversation {conversation[:8]} "
+                               f"({', '.join(f'r{r.number}' for r in found[:5])}); give more of the digest")
         raise NotFound(f"conversation {conversation[:8]} has no round {h!r} (rounds r1…r{rounds[-1].number})")
 
     def records(self, conversation: str, upto: int) -> list[StoredRecord]:
@@ -193,11 +197,22 @@ class Store:
                 out.append(rec)
         return out
 
-    def raw(self, conversation: str, seq: int) -> bytes:
-        row = self.db.execute("SELECT raw FROM records WHERE conversation = ? AND seq = ?", (conversation, seq)).fetchone()
+    def raw(self, conversation: str, seq: int, upto: int | None = None) -> bytes:
+        """The bytes of record ``seq`` as written. With ``upto``, the bytes the view at round ``upto``
+        sees: its newest version landed by then (a :class:`StoredRecord` from :meth:`records` keeps
+        its first version's ``seq``, its stable id, while showing the newest version)."""
+        row = self.db.execute("SELECT key, raw FROM records WHERE conversation = ? AND seq = ?", (conversation, seq)).fetchone()
         if not row:
             raise NotFound(f"no record {seq} in {conversation}")
-        return row[0]
+        if upto is None:
+            return row[1]
+        newest = self.db.execute(
+            "SELECT raw FROM records WHERE conversation = ? AND key = ? AND round <= ? ORDER BY version DESC LIMIT 1",
+            (conversation, row[0], upto),
+        ).fetchone()
+        if not newest:
+            raise NotFound(f"record {seq} of {conversation} landed after round {upto}")
+        return newest[0]
 
     def _rounds(self, where: str, args: tuple[Any, ...] = ()) -> list[Round]:
         q = f"SELECT conversation, number, parent, head, landed, records FROM rounds {where}"
@@ -206,8 +221,11 @@ class Store:
     # -- writing --------------------------------------------------------------------------
     @contextmanager
     def writing(self) -> Iterator[Writer]:
-        """One transaction: a collect killed at any point leaves the store as before it."""
-        self.db.execute("BEGIN IMMEDIATE")
+        """One transaction: a collect killed at any point leaves the store as before it or as after it."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:  # another writer held the lock past the busy timeout
+            raise StoreError(f"{self.path} is busy ({exc}): another asz is writing to it; try again") from exc
         try:
             yield Writer(self)
         except BaseException:
@@ -239,8 +257,14 @@ class Writer:
             self._sessions[session] = row[0]
         return row[0] if row else None
 
-    def conversation_of_key(self, key: str) -> str | None:
-        row = self.db.execute("SELECT conversation FROM records WHERE key = ? LIMIT 1", (key,)).fetchone()
+    def conversation_of_key(self, key: str, runtime: str | None = None) -> str | None:
+        """The conversation holding a record with this key (of ``runtime``'s conversations only, if given)."""
+        if runtime is None:
+            row = self.db.execute("SELECT conversation FROM records WHERE key = ? LIMIT 1", (key,)).fetchone()
+        else:
+            row = self.db.execute(
+                "SELECT r.conversation FROM records r JOIN conversations c ON c.id = r.conversation "
+                "WHERE r.key = ? AND c.runtime = ? LIMIT 1", (key, runtime)).fetchone()
         return row[0] if row else None
 
     def bind_session(self, session: str, conversation: str | None, runtime: str) -> str:

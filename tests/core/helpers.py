@@ -1,0 +1,87 @@
+"""Helpers shared by the core tests: corpus paths, running asz in a subprocess, reading a store raw."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = Path(os.environ.get("ASZ_CORPUS") or ROOT.parent / "shared" / "corpus")
+CLAUDE_CORPUS = CORPUS / "claude-code"
+MATCH = CLAUDE_CORPUS / "crypto590__personal-ai-infrastructure" / "projects" / "-Users-coreyyoung-Desktop-Projects-match"
+ORIGIN = MATCH / "b277cc60-6558-433f-92b8-95dd61c280e1.jsonl"
+"""A Claude Code session that was later resumed..."""
+RESUMED = MATCH / "9fdc1632-c430-4469-89bf-bfc9df7f12e6.jsonl"
+"""...into this one, which starts with copies of ORIGIN's lines (same uuids)."""
+FAKE_PLUGIN = ROOT / "tests" / "fake_plugin"
+
+# Environment variables that change what asz loads; tests start without them.
+PLUGIN_ENV = ("ASZ_DISABLE_PLUGINS", "ASZ_DISABLE_PLUGIN_AUTOLOAD", "ASZ_TRACE_PLUGINS",
+              "ASZ_FAKE_PLUGIN_BROKEN", "ASZ_FAKE_PLUGIN_NAME")
+
+# Runs the `asz` command in whatever Python runs this (so a throwaway venv can run it too).
+ASZ_MAIN = "import sys; from asz_core.cli import main; sys.argv[0] = 'asz'; main()"
+
+
+def copy(src: Path, dst_dir: Path) -> Path:
+    """Copy a corpus file or folder into a test's tmp folder (never into the repo)."""
+    dst = dst_dir / src.name
+    if src.is_dir():
+        shutil.copytree(src, dst)
+    else:
+        dst_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+    return dst
+
+
+def asz_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in PLUGIN_ENV}
+    env.update(ASZ_HOME=str(home), COLUMNS="400", NO_COLOR="1", PYTHONWARNINGS="default")
+    env.update(extra)
+    return env
+
+
+def run_asz(*args: str, home: Path, python: str = sys.executable, timeout: float = 300,
+            **env: str) -> subprocess.CompletedProcess[str]:
+    """Run ``asz ARGS`` through asz_core.cli.main() in a child process."""
+    return subprocess.run([python, "-c", ASZ_MAIN, *args], env=asz_env(home, **env), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def head_digest(parent: str, raws: list[bytes]) -> str:
+    """The head digest as docs/store.md defines it, computed without asz:
+    sha256(parent head as ASCII hex, then the 32-byte sha256 of each record's raw bytes, in order)."""
+    h = hashlib.sha256(parent.encode("ascii"))
+    for raw in raws:
+        h.update(hashlib.sha256(raw).digest())
+    return h.hexdigest()
+
+
+def db_rows(db_path: Path, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows straight from the SQLite file, not through asz."""
+    con = sqlite3.connect(db_path)
+    try:
+        return con.execute(sql, args).fetchall()
+    finally:
+        con.close()
+
+
+def fingerprint(db_path: Path) -> dict[str, Any]:
+    """What a store holds, without landing times: conversations, sessions, rounds, records, file states."""
+    tables = {r[0] for r in db_rows(db_path, "SELECT name FROM sqlite_master WHERE type='table'")} if db_path.exists() else set()
+    if not {"conversations", "sessions", "rounds", "records", "files"} <= tables:
+        # No store yet, or one whose tables were being created: it holds nothing.
+        return {"conversations": [], "sessions": [], "rounds": [], "records": [], "files": []}
+    return {
+        "conversations": db_rows(db_path, "SELECT id, runtime FROM conversations ORDER BY id"),
+        "sessions": db_rows(db_path, "SELECT session, conversation FROM sessions ORDER BY session"),
+        "rounds": db_rows(db_path, "SELECT conversation, number, parent, head, records FROM rounds ORDER BY conversation, number"),
+        "records": db_rows(db_path, "SELECT conversation, key, version, round, digest FROM records ORDER BY seq"),
+        "files": db_rows(db_path, "SELECT path, offset, line FROM files ORDER BY path"),
+    }
