@@ -83,14 +83,17 @@ def ledger(
     """Tokens and money of every model call, each counted once under one owner, priced on its own."""
     if head and not conversation:
         raise typer.BadParameter("--head needs a conversation", param_hint="--head")
-    book = ledgers.load_prices(str(prices) if prices else None)
-    cut = by.value if by else None
-    if conversation:
-        led = ledgers.for_conversation(conversation, head, prices=book)
-        _emit(ledger_report.ledger_json(led, cut) if json else ledger_report.ledger_text(led, cut), json)
-    else:
-        all_ = ledgers.for_all(prices=book)
-        _emit(ledger_report.all_json(all_, book.file, cut) if json else ledger_report.all_text(all_, book.file, cut), json)
+    path, cut = (str(prices) if prices else None), (by.value if by else None)
+    with ledgers.no_gc():  # many objects, few cycles: the cycle collector only costs time here
+        if conversation:
+            led = ledgers.for_conversation(conversation, head, prices=path)
+            _emit(ledger_report.ledger_json(led, cut) if json else ledger_report.ledger_text(led, cut), json)
+            return
+        if cut in ("talk", "stream"):
+            items, file = ledgers.for_all(prices=path), ledgers.load_prices(path).file
+        else:  # totals, by model or by day: each conversation's summary, kept by head and price file
+            items, file = ledgers.summaries(prices=path)
+        _emit(ledger_report.all_json(items, file, cut) if json else ledger_report.all_text(items, file, cut), json)
 
 
 prices_app = typer.Typer(no_args_is_help=True, add_completion=False, help="The price data ledgers are priced with.")

@@ -20,8 +20,16 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import hashlib
+import importlib.util
+import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
 from decimal import Decimal
 
 from attrs import define, field, frozen
@@ -212,6 +220,14 @@ class Ledger:
     def helpers(self) -> Tally:
         """Calls of helper streams (compaction, warm-up), apart from sub-agents."""
         return Tally.sum(s.tally for s in self.streams if s.kind == "helper")
+
+    @property
+    def by_model(self) -> dict[str, Tally]:
+        return {r.key: r.tally for r in group_calls(self.calls, model_key)}
+
+    @property
+    def by_day(self) -> dict[str, Tally]:
+        return {r.key: r.tally for r in group_calls(self.calls, day_key)}
 
 
 def build(conv: Conversation, prices: Prices) -> Ledger:
@@ -432,3 +448,146 @@ def load_prices(path: str | None = None) -> Prices:
     if key not in _loaded:
         _loaded[key] = Prices.load(path)
     return _loaded[key]
+
+
+# --- summaries, kept between runs ----------------------------------------------------------------
+
+@frozen
+class Summary:
+    """What the ledger of all conversations shows of one: its totals, sub-agents and helpers,
+    and its calls by model and by day. Kept in ASZ_HOME/cache/ledger.json by conversation, head,
+    price file (SHA-256) and the code that computes it: the same head and the same price file
+    always give the same numbers, so a kept summary is the ledger's, computed again."""
+
+    conversation: str
+    runtime: str
+    round: int
+    head: str
+    total: Tally
+    subagents: Tally
+    helpers: Tally
+    by_model: dict[str, Tally]
+    by_day: dict[str, Tally]
+
+
+def summarize(led: Ledger) -> Summary:
+    return Summary(led.conversation, led.runtime, led.round, led.head, led.total, led.subagents, led.helpers,
+                   led.by_model, led.by_day)
+
+
+CACHE_VERSION = 1
+
+
+def summaries(*, prices: str | None = None, store: object | None = None, cache: bool = True) -> tuple[list[Summary], PriceFile]:
+    """Every collected conversation's summary at its newest round, and the price file. A summary
+    kept for the same conversation head, price file and code is read back; the others are built
+    (and kept, when ASZ_HOME can be written)."""
+    from .api import conversations, load
+    from .pricing import default_price_file
+    from .store import Store
+
+    st = store if isinstance(store, Store) else Store.open()
+    path = Path(prices) if prices else default_price_file()
+    try:
+        sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        sha = ""  # Prices.load says what is wrong with it
+    cache_file = st.path.parent / "cache" / "ledger.json"
+    code = _code_digest()
+    kept = _read_cache(cache_file, code) if cache and sha else {"entries": {}, "prices": {}}
+    book: Prices | None = None
+    out: list[Summary] = []
+    fresh = False
+    for row in conversations(st):
+        if row.head is None:
+            continue
+        key = f"{sha}|{row.id}|{row.head.head}"
+        got = kept["entries"].get(key)
+        summary = _summary_load(got) if got else None
+        if summary is None:
+            book = book or load_prices(prices)
+            with no_gc():
+                summary = summarize(build(load(row.id, store=st), book))
+            kept["entries"][key] = _summary_dump(summary)
+            fresh = True
+        out.append(summary)
+    meta = kept["prices"].get(sha)
+    if book is None and meta is None:
+        book = load_prices(prices)
+    if book is not None:
+        file = book.file
+        kept["prices"][sha] = {"source": file.source, "taken": file.taken}
+    else:
+        file = PriceFile(str(path), sha, meta.get("source"), meta.get("taken"), path.resolve().parent == default_price_file().parent)
+    if cache and fresh:
+        _write_cache(cache_file, code, kept)
+    return out, file
+
+
+def _code_digest() -> str:
+    """The code a summary depends on: how records are read and assembled, the ledger, the
+    pricing, and genai-prices' own (its arithmetic; its data is the price file's)."""
+    h = hashlib.sha256(f"v{CACHE_VERSION}".encode())
+    here = Path(__file__).resolve().parent
+    files = [here / f"{m}.py" for m in ("records", "store", "assembly", "ledger", "pricing")]
+    spec = importlib.util.find_spec("genai_prices")
+    if spec and spec.submodule_search_locations:
+        gp = Path(next(iter(spec.submodule_search_locations)))
+        files += [gp / "types.py", gp / "decompose.py", gp / "units.py", gp / "data_units.py"]
+    for f in files:
+        try:
+            h.update(f.read_bytes())
+        except OSError:
+            h.update(b"-")
+    return h.hexdigest()
+
+
+def _read_cache(path: Path, code: str) -> dict[str, Any]:
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {"entries": {}, "prices": {}}
+    if not isinstance(data, dict) or data.get("code") != code:
+        return {"entries": {}, "prices": {}}
+    return {"entries": data.get("entries") or {}, "prices": data.get("prices") or {}}
+
+
+def _write_cache(path: Path, code: str, kept: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".ledger-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(orjson.dumps({"code": code, **kept}))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a home that cannot be written: nothing kept, the numbers are the same
+
+
+def _tally_dump(t: Tally) -> dict[str, Any]:
+    return {"calls": t.calls, "tokens": t.tokens, "unknown": t.unknown, "output_floor": t.output_floor,
+            "money": str(t.money), "parts": {k: str(v) for k, v in t.parts.items()}, "unpriced": t.unpriced,
+            "unpriced_tokens": t.unpriced_tokens, "unpriced_reasons": t.unpriced_reasons, "incomplete": t.incomplete}
+
+
+def _tally_load(d: dict[str, Any]) -> Tally:
+    return Tally(calls=d["calls"], tokens=dict(d["tokens"]), unknown=dict(d["unknown"]), output_floor=d["output_floor"],
+                 money=Decimal(d["money"]), parts={k: Decimal(v) for k, v in d["parts"].items()}, unpriced=d["unpriced"],
+                 unpriced_tokens=dict(d["unpriced_tokens"]), unpriced_reasons=dict(d["unpriced_reasons"]),
+                 incomplete=d["incomplete"])
+
+
+def _summary_dump(s: Summary) -> dict[str, Any]:
+    return {"conversation": s.conversation, "runtime": s.runtime, "round": s.round, "head": s.head,
+            "total": _tally_dump(s.total), "subagents": _tally_dump(s.subagents), "helpers": _tally_dump(s.helpers),
+            "by_model": {k: _tally_dump(v) for k, v in s.by_model.items()},
+            "by_day": {k: _tally_dump(v) for k, v in s.by_day.items()}}
+
+
+def _summary_load(d: dict[str, Any]) -> Summary | None:
+    try:
+        return Summary(d["conversation"], d["runtime"], d["round"], d["head"], _tally_load(d["total"]),
+                       _tally_load(d["subagents"]), _tally_load(d["helpers"]),
+                       {k: _tally_load(v) for k, v in d["by_model"].items()},
+                       {k: _tally_load(v) for k, v in d["by_day"].items()})
+    except (KeyError, TypeError, ValueError, ArithmeticError):
+        return None  # a kept summary of another shape: built again

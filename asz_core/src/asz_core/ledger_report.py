@@ -14,7 +14,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from .ledger import Ledger, Row, Tally, day_key, group_calls, model_key, rows, share
+from .ledger import Ledger, Row, Summary, Tally, rows, share
 from .pricing import PriceFile, UpdateResult
 
 _SHARE = Decimal("0.000001")
@@ -82,31 +82,33 @@ def ledger_json(led: Ledger, by: str | None = None) -> dict[str, Any]:
     }
 
 
-def all_rows(ledgers: Sequence[Ledger], by: str | None) -> list[tuple[str | None, Row]]:
+def all_rows(items: Sequence[Ledger | Summary], by: str | None) -> list[tuple[str | None, Row]]:
     """Rows across conversations: one per conversation by default; per talk or stream of each
-    conversation; or the calls of all of them grouped by model or day."""
+    conversation (ledgers only); or the calls of all of them grouped by model or day."""
     if by in ("model", "day"):
-        calls = [c for led in ledgers for c in led.calls]
-        return [(None, r) for r in group_calls(calls, model_key if by == "model" else day_key)]
+        groups: dict[str, Tally] = {}
+        for x in items:
+            for k, t in (x.by_model if by == "model" else x.by_day).items():
+                groups.setdefault(k, Tally()).merge(t)
+        return [(None, Row(k, groups[k])) for k in sorted(groups)]
     if by in ("talk", "stream"):
-        return [(led.conversation, r) for led in ledgers for r in rows(led, by)]
-    return [(None, Row(led.conversation, led.total, {"runtime": led.runtime, "round": f"r{led.round}",
-                                                    "subagents": led.subagents}))
-            for led in ledgers]
+        return [(x.conversation, r) for x in items if isinstance(x, Ledger) for r in rows(x, by)]
+    return [(None, Row(x.conversation, x.total, {"runtime": x.runtime, "round": f"r{x.round}", "subagents": x.subagents}))
+            for x in items]
 
 
-def all_json(ledgers: Sequence[Ledger], prices: PriceFile, by: str | None = None) -> dict[str, Any]:
-    total = Tally.sum(led.total for led in ledgers)
-    sub = Tally.sum(led.subagents for led in ledgers)
-    helpers = Tally.sum(led.helpers for led in ledgers)
+def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | None = None) -> dict[str, Any]:
+    total = Tally.sum(x.total for x in items)
+    sub = Tally.sum(x.subagents for x in items)
+    helpers = Tally.sum(x.helpers for x in items)
     return {
-        "conversations": len(ledgers),
+        "conversations": len(items),
         "prices": prices_json(prices),
         "by": by or "conversation",
         "total": tally_json(total),
         "subagents": {"share": share_json(sub, total), "tally": tally_json(sub)},
         "helpers": {"share": share_json(helpers, total), "tally": tally_json(helpers)},
-        "rows": [row_json(r, conv) for conv, r in all_rows(ledgers, by)],
+        "rows": [row_json(r, conv) for conv, r in all_rows(items, by)],
     }
 
 
@@ -217,7 +219,7 @@ def _talk_label(r: Row) -> str:
     return ", ".join(streams)
 
 
-def all_text(ledgers: Sequence[Ledger], prices: PriceFile, by: str | None = None) -> Group:
+def all_text(ledgers: Sequence[Ledger | Summary], prices: PriceFile, by: str | None = None) -> Group:
     total = Tally.sum(led.total for led in ledgers)
     sub = Tally.sum(led.subagents for led in ledgers)
     helpers = Tally.sum(led.helpers for led in ledgers)

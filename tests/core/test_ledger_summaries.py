@@ -1,0 +1,61 @@
+"""Summaries kept between runs (ASZ_HOME/cache/ledger.json): what is read back is what the
+ledger computes, and a summary is kept only for its head, price file and code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from asz_core.ledger import for_all, load_prices, summaries
+from asz_core.ledger_report import all_json
+
+
+@pytest.fixture
+def home(corpus_store, tmp_path: Path):
+    """A copy of the corpus store, so the kept summaries start empty."""
+    from asz_core.store import Store
+
+    d = tmp_path / "home"
+    d.mkdir()
+    shutil.copyfile(corpus_store.path, d / "asz.db")
+    s = Store.open(d)
+    yield s
+    s.close()
+
+
+def test_kept_summaries_give_what_the_ledger_computes(home) -> None:
+    cache = home.path.parent / "cache" / "ledger.json"
+    assert not cache.exists()
+    cold, file = summaries(store=home)
+    assert cache.exists()
+    warm, file2 = summaries(store=home)
+    ledgers = for_all(store=home, prices=load_prices())
+    for by in (None, "model", "day"):
+        want = all_json(ledgers, load_prices().file, by)
+        assert all_json(cold, file, by) == want
+        assert all_json(warm, file2, by) == want
+    assert file2.sha256 == file.sha256 and file2.source == file.source and file2.path == file.path
+
+
+def test_a_summary_is_kept_for_its_price_file_and_code(home, tmp_path: Path) -> None:
+    summaries(store=home)
+    cache = home.path.parent / "cache" / "ledger.json"
+    n = len(json.loads(cache.read_text())["entries"])
+    # the same data, written otherwise: another file, another SHA-256, its own summaries
+    other = tmp_path / "p.json"
+    doc = json.loads(Path(load_prices().file.path).read_text())
+    other.write_text(json.dumps(doc, indent=1))
+    got, file = summaries(store=home, prices=str(other))
+    assert file.path == str(other)
+    assert len(json.loads(cache.read_text())["entries"]) == 2 * n
+    # kept summaries of other code are never read
+    data = json.loads(cache.read_text())
+    for e in data["entries"].values():
+        e["total"]["money"] = "999"
+    data["code"] = "someone else's"
+    cache.write_text(json.dumps(data))
+    again, _ = summaries(store=home)
+    assert all(s.total.money != 999 for s in again)
