@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import RuntimeAdapter
+from asz_core.jsonl import read_objects
 from asz_core.records import Cursor, Entry, Problem
 from asz_core.textclip import clip_input, clip_text
 
@@ -88,56 +89,28 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                 else:
                     cursor.offset = _size(path)
                 return
-        with open(path, "rb") as f:
-            f.seek(cursor.offset)
-            offset, lineno = cursor.offset, cursor.line
-            while True:
-                raw = f.readline()
-                if not raw:
-                    break
-                lineno += 1
-                complete = raw.endswith(b"\n")
-                body = raw.strip()
-                if not body:
-                    offset += len(raw) if complete else 0
-                    cursor.offset, cursor.line = offset, lineno if complete else lineno - 1
+        for item in read_objects(path, cursor):
+            if isinstance(item, Problem):
+                yield item
+                continue
+            lineno, body, obj = item
+            if st["session"] is None:
+                sid = obj.get("sessionId")
+                if isinstance(sid, str) and sid:
+                    st["session"] = sid
+                elif len(held) < _SESSION_LOOKAHEAD:
+                    held.append(item)
                     continue
-                try:
-                    obj = orjson.loads(body)
-                except orjson.JSONDecodeError as exc:
-                    if not complete:
-                        # A last line still being written: leave it for the next collect.
-                        yield Problem(fname, lineno, f"truncated last line ({len(raw)} bytes), left for the next collect")
-                        lineno -= 1
-                        break
-                    yield Problem(fname, lineno, f"not JSON ({exc}); line skipped")
-                    offset += len(raw)
-                    cursor.offset, cursor.line = offset, lineno
-                    continue
-                offset += len(raw)
-                if not isinstance(obj, dict):
-                    yield Problem(fname, lineno, "not a JSON object; line skipped")
-                    cursor.offset, cursor.line = offset, lineno
-                    continue
-                if st["session"] is None:
-                    sid = obj.get("sessionId")
-                    if isinstance(sid, str) and sid:
-                        st["session"] = sid
-                    elif len(held) < _SESSION_LOOKAHEAD:
-                        held.append((lineno, body, obj))
-                        continue
-                    else:
-                        st["session"] = path.stem
-                for item in held:
-                    yield from self._entries(fname, item[0], item[1], item[2], st)
-                held.clear()
-                yield from self._entries(fname, lineno, body, obj, st)
-                cursor.offset, cursor.line = offset, lineno
-        if held:
+                else:
+                    st["session"] = path.stem
+            for h in held:
+                yield from self._entries(fname, h[0], h[1], h[2], st)
+            held.clear()
+            yield from self._entries(fname, lineno, body, obj, st)
+        if held:  # the file ended before naming its session: it is the file's own
             st["session"] = st["session"] or path.stem
-            for item in held:
-                yield from self._entries(fname, item[0], item[1], item[2], st)
-            cursor.offset, cursor.line = offset, lineno
+            for h in held:
+                yield from self._entries(fname, h[0], h[1], h[2], st)
 
     def _entries(self, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any]) -> Iterator[Entry | Problem]:
         typ = obj.get("type")

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import RuntimeAdapter
+from asz_core.jsonl import read_objects
 from asz_core.records import Cursor, Entry, Problem
 from asz_core.textclip import clip_input, clip_text
 
@@ -86,42 +87,11 @@ class CodexAdapter(RuntimeAdapter):
     def read(self, path: Path, cursor: Cursor) -> Iterator[Entry | Problem]:
         fname = str(path)
         st = cursor.state
-        with open(path, "rb") as f:
-            f.seek(cursor.offset)
-            offset, lineno = cursor.offset, cursor.line
-            while True:
-                raw = f.readline()
-                if not raw:
-                    break
-                lineno += 1
-                complete = raw.endswith(b"\n")
-                body = raw.strip()
-                if not body:
-                    if complete:
-                        offset += len(raw)
-                        cursor.offset, cursor.line = offset, lineno
-                    else:
-                        lineno -= 1
-                    continue
-                try:
-                    obj = orjson.loads(body)
-                except orjson.JSONDecodeError as exc:
-                    if not complete:
-                        # A last line still being written: leave it for the next collect.
-                        yield Problem(fname, lineno, f"truncated last line ({len(raw)} bytes), left for the next collect")
-                        lineno -= 1
-                        break
-                    yield Problem(fname, lineno, f"not JSON ({exc}); line skipped")
-                    offset += len(raw)
-                    cursor.offset, cursor.line = offset, lineno
-                    continue
-                offset += len(raw)
-                if not isinstance(obj, dict):
-                    yield Problem(fname, lineno, "not a JSON object; line skipped")
-                    cursor.offset, cursor.line = offset, lineno
-                    continue
-                yield from self._entry(path, fname, lineno, body, obj, st)
-                cursor.offset, cursor.line = offset, lineno
+        for item in read_objects(path, cursor):
+            if isinstance(item, Problem):
+                yield item
+            else:
+                yield from self._entry(path, fname, item[0], item[1], item[2], st)
 
     def _entry(self, path: Path, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any]) -> Iterator[Entry | Problem]:
         if "fmt" not in st:

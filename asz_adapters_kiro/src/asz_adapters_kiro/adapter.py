@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import RuntimeAdapter
+from asz_core.jsonl import read_objects
 from asz_core.records import Cursor, Entry, Problem
 from asz_core.textclip import clip_input, clip_text
 
@@ -188,37 +189,11 @@ class KiroAdapter(RuntimeAdapter):
             yield Entry(key=f"{st['sid']}:session", session=st["session"], stream=st["stream"], kind="session",
                         file=str(meta_path), line=1, raw=meta_raw, events=(), ts=_iso(meta.get("updated_at")),
                         versioned=True)
-        with open(path, "rb") as f:
-            f.seek(cursor.offset)
-            offset, lineno = cursor.offset, cursor.line
-            while True:
-                raw = f.readline()
-                if not raw:
-                    break
-                lineno += 1
-                complete = raw.endswith(b"\n")
-                body = raw.strip()
-                if not body:
-                    if complete:
-                        offset += len(raw)
-                        cursor.offset, cursor.line = offset, lineno
-                    continue
-                try:
-                    obj = orjson.loads(body)
-                except orjson.JSONDecodeError as exc:
-                    if not complete:
-                        yield Problem(fname, lineno, f"truncated last line ({len(raw)} bytes), left for the next collect")
-                        break
-                    yield Problem(fname, lineno, f"not JSON ({exc}); line skipped")
-                    offset += len(raw)
-                    cursor.offset, cursor.line = offset, lineno
-                    continue
-                offset += len(raw)
-                if not isinstance(obj, dict):
-                    yield Problem(fname, lineno, "not a JSON object; line skipped")
-                else:
-                    yield from self._journal_entry(fname, lineno, body, obj, st, model)
-                cursor.offset, cursor.line = offset, lineno
+        for item in read_objects(path, cursor):
+            if isinstance(item, Problem):
+                yield item
+            else:
+                yield from self._journal_entry(fname, item[0], item[1], item[2], st, model)
 
     def _journal_entry(self, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any],
                        model: str | None) -> Iterator[Entry | Problem]:

@@ -13,7 +13,7 @@ class Entry:
     """One raw record a runtime wrote, as an adapter read it."""
 
     key: str
-    """Identity within its conversation (Claude Code: the line's uuid). Two entries with one key
+    """Identity of the record, unique across the conversations of its runtime (Claude Code: the line's uuid). Two entries with one key
     are one record: a resumed session's copied lines are never stored twice."""
     session: str
     """The runtime's session id of the file this came from; decides the conversation."""

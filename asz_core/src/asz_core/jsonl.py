@@ -1,0 +1,55 @@
+"""Reading JSON-lines transcripts from a cursor: the part every JSONL adapter shares."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .records import Cursor, Problem
+
+
+def read_objects(path: Path, cursor: Cursor) -> Iterator[tuple[int, bytes, dict[str, Any]] | Problem]:
+    """Yield ``(line number, line bytes, object)`` for each JSON object line from ``cursor`` on.
+
+    The cursor moves past a line once the caller has taken what was yielded for it (the caller
+    asks for the next item), so an interrupted read resumes at the first line not handled. A
+    line that is not JSON, or not an object, is a :class:`Problem` and reading goes on. A last
+    line with no newline that does not parse is still being written: it is left, with a
+    Problem, for the next read.
+    """
+    fname = str(path)
+    with open(path, "rb") as f:
+        f.seek(cursor.offset)
+        offset, lineno = cursor.offset, cursor.line
+        while True:
+            raw = f.readline()
+            if not raw:
+                return
+            lineno += 1
+            complete = raw.endswith(b"\n")
+            body = raw.strip()
+            if not body:
+                if not complete:
+                    return
+                offset += len(raw)
+                cursor.offset, cursor.line = offset, lineno
+                continue
+            try:
+                obj = orjson.loads(body)
+            except orjson.JSONDecodeError as exc:
+                if not complete:
+                    yield Problem(fname, lineno, f"truncated last line ({len(raw)} bytes), left for the next collect")
+                    return
+                yield Problem(fname, lineno, f"not JSON ({exc}); line skipped")
+                offset += len(raw)
+                cursor.offset, cursor.line = offset, lineno
+                continue
+            offset += len(raw)
+            if isinstance(obj, dict):
+                yield lineno, body, obj
+            else:
+                yield Problem(fname, lineno, "not a JSON object; line skipped")
+            cursor.offset, cursor.line = offset, lineno
