@@ -158,3 +158,10 @@ def test_prices_update_writes_a_dated_snapshot_once(tmp_path: Path) -> None:
     newer = update_snapshot(tmp_path, today=date(2026, 1, 4))
     assert newer.changed and newer.removed == ("genai-prices-2026-01-02.json",)
     assert sorted(x.name for x in tmp_path.glob("genai-prices-*.json")) == ["genai-prices-2026-01-04.json"]
+
+
+def test_prices_update_into_a_folder_that_cannot_be_written(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    with pytest.raises(PriceFileError, match="--to"):
+        update_snapshot(blocked / "sub")

@@ -34,8 +34,8 @@ from decimal import Decimal
 
 from attrs import define, field, frozen
 
-from .assembly import Conversation, Step
-from .pricing import PARTS, CallPrice, PriceFile, Prices
+from .assembly import Conversation
+from .pricing import CallPrice, PriceFile, Prices
 from .records import USAGE_TYPES, Usage
 
 TOKEN_KEYS = (*USAGE_TYPES, "cache_write_5m", "cache_write_1h")

@@ -405,6 +405,14 @@ def update_snapshot(folder: Path | None = None, *, today: dt.date | None = None)
     there already holds; older snapshots are removed (a ledger names its file's SHA-256, and a
     person keeps any file they want to price with again)."""
     folder = folder or PRICES_DIR
+    try:
+        return _update(folder, today)
+    except OSError as exc:
+        raise PriceFileError(f"cannot write a price snapshot in {folder} ({exc.strerror or exc}); "
+                             "give a folder that can be written with --to") from exc
+
+
+def _update(folder: Path, today: dt.date | None) -> UpdateResult:
     folder.mkdir(parents=True, exist_ok=True)
     source, providers = package_data()
     existing = shipped_snapshots(folder)
