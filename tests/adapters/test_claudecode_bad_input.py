@@ -285,3 +285,17 @@ def test_first_line_still_being_written_is_not_judged(tmp_path: Path, store: Sto
     r = collect([tmp_path / "proj"], store)
     assert problems_of(r) == []
     assert summary(store) == GOOD
+
+
+def test_forced_runtime_on_only_bad_files_exits_non_zero(tmp_path, monkeypatch):
+    """--runtime skips detection; a file of nothing but broken lines still gives nothing: exit 1."""
+    from typer.testing import CliRunner
+
+    from asz_core.cli import app
+
+    monkeypatch.setenv("ASZ_HOME", str(tmp_path / "home"))
+    bad = tmp_path / "0b1e2c3d-0000-4000-8000-000000000000.jsonl"
+    bad.write_text("{not json\n[1, 2]\n")
+    res = CliRunner().invoke(app, ["collect", "--runtime", "claudecode", str(bad)])
+    assert res.exit_code == 1
+    assert f"{bad}:1" in res.output.replace("\n", "")  # rich wraps long lines

@@ -36,8 +36,8 @@ def collect(
     for p in result.problems:
         err.print(f"[yellow]warning:[/] {p}", highlight=False)
     _emit(report.collect_json(result) if json else report.collect_table(result), json)
-    if result.files_read == 0 and result.files_unchanged == 0:
-        raise typer.Exit(1)
+    if result.records_seen == 0 and result.files_unchanged == 0:
+        raise typer.Exit(1)  # it could read nothing it was given (warnings say why)
 
 
 @app.command()
