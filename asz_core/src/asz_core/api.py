@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 
 from .assembly import Conversation, assemble
+from .gcpause import no_gc
 from .collect import CollectResult, Progress, collect, default_paths
 from .registry import PluginInfo, Registry
 from .store import ConversationRow, Store
@@ -30,21 +29,8 @@ def load(name: str, head: str | int | None = None, *, store: Store | None = None
     store = store or Store.open()
     cid = store.resolve(name)
     rnd = store.round(cid, head)
-    with _no_cycle_collector():
+    with no_gc():
         return assemble(cid, store.runtime_of(cid), rnd, store.records(cid, rnd.number))
-
-
-@contextmanager
-def _no_cycle_collector() -> Iterator[None]:
-    """Loading makes a few hundred thousand objects that form no cycles; the cycle collector
-    would walk them again and again (measured: 43% of loading a 90 MB conversation)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def plugins(registry: Registry | None = None) -> list[PluginInfo]:

@@ -19,13 +19,11 @@ unpriced: its tokens still count, its money is missing, and the ledger counts it
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import hashlib
 import importlib.util
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,7 @@ from decimal import Decimal
 from attrs import define, field, frozen
 
 from .assembly import Conversation
+from .gcpause import no_gc
 from .pricing import CallPrice, PriceFile, Prices
 from .records import USAGE_TYPES, Usage
 
@@ -420,19 +419,6 @@ def for_all(*, prices: Prices | str | None = None, store: object | None = None) 
     p = _prices(prices)
     with no_gc():
         return [build(load(row.id, store=st), p) for row in conversations(st) if row.head is not None]
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """Assembly and the ledger make many small objects and few cycles: Python's cycle collector,
-    run again and again as the heap grows, took about half of a 90 MB conversation's time."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _prices(prices: Prices | str | None) -> Prices:

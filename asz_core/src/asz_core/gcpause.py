@@ -1,0 +1,21 @@
+"""Running without Python's cycle collector where asz builds many objects and few cycles."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """Assembly and the ledger make hundreds of thousands of small objects that form no cycles;
+    the cycle collector, run again and again as the heap grows, took about half of a 90 MB
+    conversation's time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
