@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from .assembly import Conversation, assemble
+from .assembly import Conversation
+from .assembly_cache import load_assembled
 from .gcpause import no_gc
 from .collect import CollectResult, Progress, collect, default_paths
 from .registry import PluginInfo, Registry
@@ -30,7 +31,7 @@ def load(name: str, head: str | int | None = None, *, store: Store | None = None
     cid = store.resolve(name)
     rnd = store.round(cid, head)
     with no_gc():
-        return assemble(cid, store.runtime_of(cid), rnd, store.records(cid, rnd.number))
+        return load_assembled(store, cid, rnd)
 
 
 def plugins(registry: Registry | None = None) -> list[PluginInfo]:

@@ -75,6 +75,10 @@ class Usage:
     cache_write_1h: int | None = None
     """Part of cache_write written for 1 hour, when the runtime split it."""
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Positional rebuild: fast to unpickle (the assembled-conversation cache holds many).
+        return (Usage, (self.input, self.output, self.cache_read, self.cache_write, self.cache_write_5m, self.cache_write_1h))
+
     @classmethod
     def from_event(cls, d: dict[str, Any] | None, *, output_known: bool = True) -> Usage:
         if not d:
