@@ -110,6 +110,26 @@ def prices_update(
     _emit(ledger_report.update_json(result) if json else ledger_report.update_text(result), json)
 
 
+judge_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Judge a conversation (the navigation server for now).")
+app.add_typer(judge_app, name="judge")
+
+
+@judge_app.command("mcp")
+def judge_mcp(
+    conversation: Annotated[Optional[str], typer.Argument(help="Conversation id, unique prefix or session id (default: the one --run names).")] = None,
+    head: Head = None,
+    window: Annotated[Optional[str], typer.Option("--window", help="all (default), a talk range k3..k7, or a time range FROM..TO (ISO 8601).")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", help="Reading budget in bytes of answers (judge.read_bytes, default 131072).")] = None,
+    log: Annotated[Optional[Path], typer.Option("--log", help="Write every tool call and its answer's bytes to this JSONL file.")] = None,
+    run: Annotated[Optional[Path], typer.Option("--run", help="Run directory: its run.json, stages and saved sources.")] = None,
+    call: Annotated[Optional[str], typer.Option("--call", help="Call id: the log goes to RUN/calls/CALL/reads.jsonl.")] = None,
+) -> None:
+    """Serve the read-only navigation tools over one conversation's window on stdio (MCP)."""
+    from . import mcp_server
+
+    raise typer.Exit(mcp_server.serve(conversation, head=head, window=window, budget=budget, log=log, run=run, call=call))
+
+
 def _emit(thing: object, json: bool) -> None:
     if json:
         sys.stdout.write(orjson.dumps(thing, option=orjson.OPT_INDENT_2).decode() + "\n")

@@ -1,0 +1,754 @@
+"""The navigation: how an evaluator reads a conversation (docs/navigation.md).
+
+Plain functions, one per tool of decisions.md section 10, over one :class:`~asz_core.window.Window`:
+``card``, ``talks``, ``talk``, ``step``, ``records``, ``diff``, ``operations``, ``search``,
+``subtasks``, ``targets``, ``sources``. Each answer is one JSON page of at most 16 KiB as
+written, names the head and says the reading budget left. A row too large for a page stands as
+a note naming its item, which the same tool reads whole in slices (``item=…, offset=…``).
+
+The reading budget (``judge.read_bytes``) is counted in bytes of answers exactly as written. An
+answer that would read past it is refused whole, never cut; a refusal is not counted. Errors
+(an unknown id, an offset past the end, a malformed argument) are answers like any other and
+counted. Every call is logged with the bytes of its answer.
+
+Nothing here writes: the store is read through a connection set ``query_only``, the run
+directory is only read, and transcript text is data that is never interpreted.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .assembly import Conversation, Step, Talk
+from .window import LOOSE, UNATTRIBUTED, Window, descendants, raw_at
+
+PAGE_BYTES = 16384
+"""Every answer, as written, is at most this long."""
+READ_BYTES = 131072
+"""Default reading budget of one evaluator call (judge.read_bytes)."""
+CLIP = 200
+"""Inputs and replies in rows are clipped to this many bytes."""
+SEARCH_BYTES = 2000
+"""Conversation-wide search covers each step's first 2,000 bytes."""
+SLICE_BYTES = 8192
+"""A slice of a step's record or of a large row: at most this many bytes before JSON escaping."""
+SEARCH_ROWS = 40
+MAX_REFUSALS = 3
+
+TOOLS = ("card", "talks", "talk", "step", "records", "diff", "operations", "search", "subtasks", "targets", "sources")
+
+REFUSAL = ("This answer ({n} bytes) would read past your reading budget ({left} bytes left of {budget}); it is "
+           "refused whole. Answer now with what you have read, and say unknown for what you could not read.")
+
+
+class NavError(Exception):
+    """A bad argument: answered as an error (counted against the budget), never a crash."""
+
+
+def _clip(text: str | None, limit: int = CLIP) -> str | None:
+    if text is None:
+        return None
+    b = text.encode("utf-8", "surrogatepass")
+    return text if len(b) <= limit else b[:limit].decode("utf-8", "ignore") + "…"
+
+
+def _dump(obj: Any) -> bytes:
+    return orjson.dumps(obj, default=_default)
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, Decimal):
+        return str(o)
+    if isinstance(o, (set, frozenset, tuple)):
+        return list(o)
+    raise TypeError(type(o).__name__)
+
+
+def _int(v: Any, name: str, lo: int = 0) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise NavError(f"{name} must be an integer, got {v!r}")
+    try:
+        n = int(v)
+    except ValueError:
+        raise NavError(f"{name} must be an integer, got {v!r}") from None
+    if n < lo:
+        raise NavError(f"{name} must be at least {lo}, got {n}")
+    return n
+
+
+def _loggable(args: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as the log keeps them: JSON values, long strings clipped."""
+    out = {}
+    for k, v in args.items():
+        if not isinstance(v, (str, int, float, bool, type(None))):
+            v = repr(v)
+        out[str(k)[:100]] = _clip(v, 500) if isinstance(v, str) else v
+    return out
+
+
+def _cut_utf8(b: bytes, end: int) -> int:
+    """Move ``end`` back to a UTF-8 character boundary."""
+    while 0 < end < len(b) and (b[end] & 0xC0) == 0x80:
+        end -= 1
+    return end
+
+
+class _ReadOnly:
+    """A connection of its own to the store's file, opened read-only and set ``query_only``."""
+
+    def __init__(self, store: Any) -> None:
+        path = getattr(store, "path", None)
+        if path is not None and Path(path).is_file():
+            self.db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        else:  # pragma: no cover - an in-memory store
+            self.db = store.db
+        self.db.execute("PRAGMA query_only=ON")
+
+
+class Navigator:
+    """The tools over one window. ``call`` answers a tool by name, with the budget and the log."""
+
+    def __init__(self, window: Window, store: Any, *, budget: int = READ_BYTES, run_dir: Path | None = None,
+                 prices: Any = None, adapter: Any = None, log: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.w, self.conv, self.store = window, window.conv, store
+        self.budget, self.used, self.refusals, self.calls = budget, 0, 0, 0
+        self.run_dir = Path(run_dir).resolve() if run_dir else None
+        self.adapter = adapter
+        self.prices = prices
+        self.log: list[dict[str, Any]] = []
+        self._sink = log
+        self._cache: dict[Any, Any] = {}
+        self._fts: sqlite3.Connection | None = None
+        self._ro = _ReadOnly(store)
+        self._head = {"conversation": self.conv.id, "round": window.head, "digest": window.round.head}
+        self._steps_by_stream: dict[str, list[Step]] = {}
+        for s in self.conv.steps:
+            if s.id in window.steps:
+                self._steps_by_stream.setdefault(s.stream, []).append(s)
+        self._repeats = self._find_repeats()
+
+    # --- the envelope, budget and log ---------------------------------------------------------
+
+    @property
+    def left(self) -> int:
+        return self.budget - self.used
+
+    @property
+    def ended(self) -> bool:
+        return self.refusals >= MAX_REFUSALS
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> str:
+        """Answer tool ``tool`` with ``args``: the JSON text, as written."""
+        t0 = time.perf_counter()
+        args = dict(args or {})
+        self.calls += 1
+        status = "ok"
+        if self.ended:  # after three refusals nothing more is read
+            text = _dump({"tool": tool, "head": self._head, "ended": True, "budget_left": self.left,
+                          "message": f"the navigation ended after {MAX_REFUSALS} refused answers; answer with what you "
+                                     "have read and say unknown for the rest"})
+            self.log.append({"n": self.calls, "tool": tool, "args": _loggable(args), "bytes": len(text),
+                             "status": "ended", "used": self.used, "left": self.left, "ms": 0.0})
+            if self._sink:
+                self._sink(self.log[-1])
+            return text.decode()
+        try:
+            if tool not in TOOLS:
+                raise NavError(f"no tool named {tool!r}; tools: {', '.join(TOOLS)}")
+            fn = getattr(self, "_" + tool)
+            try:
+                payload = fn(**{k: v for k, v in args.items() if v is not None})
+            except TypeError as exc:
+                raise NavError(f"{tool}: bad arguments {sorted(args)} ({exc})") from None
+        except NavError as exc:
+            payload, status = {"error": str(exc)}, "error"
+        text = self._envelope(tool, payload)
+        n = len(text)
+        if n > self.left:
+            self.refusals += 1
+            status = "refused"
+            text = _dump({"tool": tool, "head": self._head, "refused": True, "answer_bytes": n,
+                          "budget_left": self.left, "refusals": self.refusals, "ends_after": MAX_REFUSALS,
+                          "message": REFUSAL.format(n=n, left=self.left, budget=self.budget)})
+        else:
+            self.used += n
+        entry = {"n": self.calls, "tool": tool, "args": _loggable(args), "bytes": len(text), "status": status,
+                 "used": self.used, "left": self.left, "ms": round((time.perf_counter() - t0) * 1000, 3)}
+        self.log.append(entry)
+        if self._sink:
+            self._sink(entry)
+        return text.decode()
+
+    def _envelope(self, tool: str, payload: dict[str, Any]) -> bytes:
+        """The answer as written: the payload with the tool, the head and the budget left after it."""
+        body = {"tool": tool, "head": self._head, "budget_left": 0, **payload}
+        guess = 0
+        for _ in range(4):  # the number is inside the answer it counts: settle it
+            body["budget_left"] = self.left - guess
+            b = _dump(body)
+            if len(b) == guess:
+                break
+            guess = len(b)
+        if len(b) > PAGE_BYTES:  # never expected: every tool pages below the limit
+            b = _dump({"tool": tool, "head": self._head, "budget_left": self.left,
+                       "error": f"internal: answer of {len(b)} bytes exceeds a page; report this"})
+        return b
+
+    # --- paging -------------------------------------------------------------------------------
+
+    def _pages(self, key: Any, rows_fn: Callable[[], list[dict[str, Any]]], item_tool: str,
+               reserve: int = 2048) -> list[list[bytes]]:
+        """Rows packed in order into pages; a row too large for a page becomes a note naming its
+        item (``id``), read whole with ``item_tool`` in slices."""
+        got = self._cache.get(key)
+        if got is not None:
+            return got
+        limit = PAGE_BYTES - reserve
+        pages: list[list[bytes]] = [[]]
+        size = 0
+        for row in rows_fn():
+            b = _dump(row)
+            if len(b) > limit:
+                b = _dump({"id": row.get("id"), "note": f"this row is {len(b)} bytes, too large for a page; "
+                           f"read it whole with {item_tool}(item={row.get('id')!r}, offset=0) in slices",
+                           "row_bytes": len(b)})
+            if pages[-1] and size + len(b) + 1 > limit:
+                pages.append([])
+                size = 0
+            pages[-1].append(b)
+            size += len(b) + 1
+        self._cache[key] = pages
+        return pages
+
+    def _page(self, pages: list[list[bytes]], page: Any, name: str = "rows") -> dict[str, Any]:
+        p = _int(page, "page", 1)
+        if p > len(pages):
+            raise NavError(f"page {p} is past the end ({len(pages)} page{'s' if len(pages) != 1 else ''})")
+        rows = orjson.loads(b"[" + b",".join(pages[p - 1]) + b"]")
+        return {"page": p, "pages": len(pages), name: rows}
+
+    def _item(self, row: dict[str, Any] | None, item: str, offset: Any) -> dict[str, Any]:
+        """One row whole, as JSON text, in slices by byte offset."""
+        if row is None:
+            raise NavError(f"no item {item!r} here")
+        b = _dump(row)
+        return self._slice(b, offset, {"item": item})
+
+    def _slice(self, b: bytes, offset: Any, head: dict[str, Any]) -> dict[str, Any]:
+        off = _int(offset, "offset")
+        if off > len(b) or (off == len(b) and b):
+            raise NavError(f"offset {off} is past the end ({len(b)} bytes)")
+        size = SLICE_BYTES
+        while True:
+            end = _cut_utf8(b, min(len(b), off + size))
+            text = b[off:end].decode("utf-8", "replace")
+            out = {**head, "bytes": len(b), "offset": off, "next_offset": end if end < len(b) else None, "text": text}
+            if len(_dump(out)) <= PAGE_BYTES - 1024 or size <= 64:
+                return out
+            size //= 2
+
+    # --- shared facts ---------------------------------------------------------------------------
+
+    def _find_repeats(self) -> dict[str, str]:
+        """Tool steps that ran the same input again: step -> the earlier step it repeats."""
+        seen: dict[tuple[str | None, bytes], str] = {}
+        out: dict[str, str] = {}
+        for s in self.conv.steps:
+            if s.kind not in ("tool", "agent_call") or s.id not in self.w.steps:
+                continue
+            k = (s.name, orjson.dumps(s.request, option=orjson.OPT_SORT_KEYS, default=str))
+            if k in seen:
+                out[s.id] = seen[k]
+            else:
+                seen[k] = s.id
+        return out
+
+    def _marks(self, steps: list[Step]) -> dict[str, Any]:
+        failed = [s.id for s in steps if s.kind in ("tool", "agent_call") and s.status == "failed"]
+        repeated = [{"step": s.id, "same_as": self._repeats[s.id]} for s in steps if s.id in self._repeats]
+        no_result = [s.id for s in steps if s.kind in ("tool", "agent_call") and s.status == "no_result"]
+        return {"failed": failed, "repeated": repeated, "no_result": no_result}
+
+    def _talk_steps(self, t: Talk) -> list[Step]:
+        return [self.conv.step(s) for s in t.steps if s in self.w.steps]
+
+    def _subtree(self, talk: Talk) -> list[Step]:
+        """A main talk's steps with those of every sub-task it started (in landing order)."""
+        steps = self._talk_steps(talk)
+        for sid in descendants(self.conv, self.w.roots, [talk.id]):
+            steps.extend(self._steps_by_stream.get(sid, ()))
+        return sorted(steps, key=lambda s: s.seq)
+
+    def _ledger(self) -> Any:
+        if "ledger" not in self._cache:
+            from . import ledger as L
+
+            prices = self.prices or L.load_prices(None)
+            self._cache["ledger"] = L.build(self.conv, prices)
+        return self._cache["ledger"]
+
+    def _tally(self, t: Any) -> dict[str, Any]:
+        from .records import USAGE_TYPES
+
+        return {"calls": t.calls, "tokens": {k: t.tokens[k] for k in USAGE_TYPES},
+                "unknown": {k: v for k, v in t.unknown.items() if v},
+                "money_usd": str(t.money.quantize(Decimal("0.000001"))) if t.money else "0",
+                "unpriced_calls": t.unpriced, "incomplete_calls": t.incomplete}
+
+    def _step_row(self, s: Step) -> dict[str, Any]:
+        r: dict[str, Any] = {"id": s.id, "kind": s.kind}
+        if s.kind == "input":
+            r |= {"input": s.input, "source": s.source, "text": _clip(s.text), "bytes": s.size}
+        elif s.kind in ("reply", "summary", "notice"):
+            r |= {"text": _clip(s.text), "bytes": s.size}
+            if s.notice:
+                r["notice"] = s.notice
+        elif s.kind == "model_call":
+            u = s.usage
+            r |= {"model": s.model, "usage": None if u is None else
+                  {k: getattr(u, k) if getattr(u, k) is not None else "unknown" for k in ("input", "output", "cache_read", "cache_write")}}
+        else:
+            req = _dump(s.request).decode() if s.request is not None else None
+            r |= {"name": s.name, "status": s.status, "request": _clip(req), "result": _clip(s.text), "result_bytes": s.size}
+            if s.starts:
+                r["starts"] = list(s.starts)
+            if s.id in self._repeats:
+                r["repeats"] = self._repeats[s.id]
+        if s.ts:
+            r["ts"] = s.ts
+        return r
+
+    def _visible_talk(self, kid: Any) -> Talk:
+        if not isinstance(kid, str) or not re.fullmatch(r"k[1-9]\d*", kid):
+            raise NavError(f"a talk id looks like k3, got {kid!r}")
+        n = int(kid[1:])
+        if n > len(self.conv.talks) or kid not in self.w.talks:
+            raise NavError(f"no talk {kid} in this window (see talks and subtasks)")
+        return self.conv.talk(kid)
+
+    def _visible_step(self, sid: Any) -> Step:
+        if not isinstance(sid, str) or not re.fullmatch(r"s[1-9]\d*", sid):
+            raise NavError(f"a step id looks like s12, got {sid!r}")
+        n = int(sid[1:])
+        if n > len(self.conv.steps) or sid not in self.w.steps:
+            raise NavError(f"no step {sid} in this window")
+        return self.conv.step(sid)
+
+    # --- the tools ------------------------------------------------------------------------------
+
+    def _card(self) -> dict[str, Any]:
+        if "card" in self._cache:
+            return self._cache["card"]
+        w, c = self.w, self.conv
+        steps = w.shown_steps()
+        kinds: dict[str, int] = {}
+        for s in steps:
+            kinds[s.kind] = kinds.get(s.kind, 0) + 1
+        subs = [st for st in c.streams if st.id != "m" and st.id in w.streams]
+        led = self._ledger()
+        judged = set(w.judged)
+        from .ledger import Tally
+
+        cost = Tally.sum(t.with_subagents for t in led.talks if t.id in judged)
+        if w.whole:
+            cost = Tally.sum([cost, led.loose, led.unattributed])
+        m = self._marks(steps)
+        out = {
+            "conversation": c.id, "runtime": c.runtime,
+            "landed": w.round.landed, "window": w.to_json(),
+            "counts": {"main_talks_judged": len(w.judged), "main_talks_before": len(w.before), "subtasks": len(subs),
+                       "steps": len(steps), "steps_by_kind": kinds,
+                       "person_inputs": sum(1 for s in steps if s.kind == "input" and s.source != "agent"),
+                       "failed_tool_steps": len(m["failed"]), "repeated_tool_steps": len(m["repeated"]),
+                       "tool_steps_without_result": len(m["no_result"]),
+                       "loose_steps": len(c.loose) if w.whole else 0,
+                       "unattributed_streams": sum(1 for st in subs if w.roots.get(st.id) == UNATTRIBUTED)},
+            "cost": {"of": "judged talks with their sub-tasks" + (", loose work and unattributed streams" if w.whole else ""),
+                     **self._tally(cost), "prices": led.prices.name if hasattr(led.prices, "name") else None},
+            "tools": "talks (overview), talk (one talk's steps), step (one step whole), search, subtasks, operations, "
+                     "records, diff, targets, sources",
+        }
+        self._cache["card"] = out
+        return out
+
+    def _talk_rows(self) -> list[dict[str, Any]]:
+        led = self._ledger()
+        costs = {t.id: t for t in led.talks}
+        rows = []
+        for kid in (*self.w.before, *self.w.judged):
+            t = self.conv.talk(kid)
+            mark = "before" if kid in self.w.before else "judged"
+            inputs = [self.conv.step(s) for s in t.inputs]
+            reply = self.conv.step(t.reply) if t.reply else None
+            row: dict[str, Any] = {
+                "id": kid, "mark": mark, "start": t.start, "end": t.end,
+                "inputs": [{"id": s.input, "step": s.id, "source": s.source, "text": _clip(s.text), "bytes": s.size} for s in inputs],
+                "reply": {"step": reply.id, "text": _clip(reply.text), "bytes": reply.size} if reply else None,
+                "steps": len(t.steps),
+                "subtasks": descendants(self.conv, self.w.roots, [kid]),
+            }
+            if mark == "judged" and kid in costs:
+                row["cost"] = self._tally(costs[kid].with_subagents)
+            row |= self._marks(self._subtree(t))
+            rows.append(row)
+        if self.w.whole and self.conv.loose:
+            ls = [self.conv.step(s) for s in self.conv.loose]
+            rows.append({"id": LOOSE, "mark": LOOSE, "steps": len(ls), "note": "main-stream work before the first input; "
+                         "read it with talk(id='loose')", "cost": self._tally(led.loose), **self._marks(ls)})
+        return rows
+
+    def _talks(self, page: Any = 1, item: Any = None, offset: Any = 0) -> dict[str, Any]:
+        """Main talks: before (context) and judged, with inputs and replies clipped."""
+        if item is not None:
+            return self._item(next((r for r in self._talk_rows() if r["id"] == item), None), item, offset)
+        return self._page(self._pages("talks", self._talk_rows, "talks"), page, "talks")
+
+    def _talk(self, id: Any = None, page: Any = 1) -> dict[str, Any]:  # noqa: A002 - the tool's argument name
+        """One talk's steps in outline (a main talk, a sub-task's talk, or ``loose``)."""
+        if id is None:
+            raise NavError("talk needs id, e.g. talk(id='k3')")
+        if id == LOOSE:
+            if not self.w.whole:
+                raise NavError("loose work is shown only in runs over the whole conversation")
+            steps = [self.conv.step(s) for s in self.conv.loose]
+            head: dict[str, Any] = {"id": LOOSE, "mark": LOOSE}
+        else:
+            t = self._visible_talk(id)
+            steps = self._talk_steps(t)
+            head = {"id": t.id, "stream": t.stream, "mark": self.w.mark(t.id), "start": t.start, "end": t.end,
+                    "steps": len(steps)}
+        pages = self._pages(("talk", id), lambda: [self._step_row(s) for s in steps], "talk")
+        return {"talk": head, **self._page(pages, page, "steps")}
+
+    def _step(self, id: Any = None, part: Any = 1, offset: Any = 0) -> dict[str, Any]:  # noqa: A002
+        """One step whole: its records as written (part n = its n-th record), in slices by offset."""
+        if id is None:
+            raise NavError("step needs id, e.g. step(id='s12')")
+        s = self._visible_step(id)
+        p = _int(part, "part", 1)
+        if p > len(s.records):
+            raise NavError(f"part {p} is past the end: step {s.id} has {len(s.records)} record(s)")
+        seq = s.records[p - 1]
+        b = self._raw(seq)
+        info = self._step_row(s)
+        info.pop("result", None)
+        info.pop("request", None)
+        info.pop("text", None)
+        info |= {"talk": s.talk, "stream": s.stream, "mark": self.w.mark(s.talk) if s.talk else LOOSE,
+                 "parts": len(s.records)}
+        return {"step": info, **self._slice(b, offset, {"part": p, "record_seq": seq})}
+
+    def _raw(self, seq: int) -> bytes:
+        key = ("raw", seq)
+        b = self._cache.get(key)
+        if b is None:
+            b = raw_at(self._ro, self.conv.id, seq, self.w.round.number, self.w.cut)
+            if len(self._cache) < 4096:
+                self._cache[key] = b
+        return b
+
+    def _records(self, step: Any = None) -> dict[str, Any]:
+        """Change and execution records of a step."""
+        if step is None:
+            raise NavError("records needs step, e.g. records(step='s12')")
+        s = self._visible_step(step)
+        return {"step": s.id, "records": [],
+                "note": "no change or execution records are captured for this conversation"}
+
+    def _diff(self, record: Any = None, page: Any = 1) -> dict[str, Any]:
+        """A change record's diff, paged by line."""
+        if record is None:
+            raise NavError("diff needs record, the id of a change record (see records)")
+        raise NavError(f"no change record {record!r}: no change records are captured for this conversation")
+
+    def _operation_rows(self) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        fr = getattr(self.adapter, "file_requests", None)
+        n = 0
+        for s in self.conv.steps:  # ids over the whole view, in landing order: the same at one head
+            if s.kind not in ("tool", "agent_call") or not fr or not s.name or not isinstance(s.request, dict):
+                continue
+            try:
+                paths = fr(s.name, s.request)
+            except Exception:
+                paths = []
+            for path in paths:
+                n += 1
+                if s.id in self.w.steps:
+                    rows.append({"id": f"o{n}", "step": s.id, "talk": s.talk, "tool": s.name, "path": path,
+                                 "status": s.status, "shows": "request",
+                                 "mark": self.w.mark(s.talk) if s.talk else LOOSE})
+        return rows
+
+    def _operations(self, page: Any = 1) -> dict[str, Any]:
+        """File operations, as the tool steps' requests name them (no captured changes yet)."""
+        out = self._page(self._pages("operations", self._operation_rows, "operations"), page, "operations")
+        out["note"] = ("operations are read from tool requests (what a tool was asked to change), not from captured "
+                       "changes; a request shows what was asked, a returned result that it ran")
+        return out
+
+    def _search(self, query: Any = None, step: Any = None, page: Any = 1) -> dict[str, Any]:
+        """Search each step's first 2,000 bytes across the window, or one named step's whole text."""
+        if not isinstance(query, str) or not query.strip():
+            raise NavError("search needs query, some words to find")
+        if len(query) > 500:
+            raise NavError("query is longer than 500 characters")
+        if step is not None:
+            return self._search_step(query, step, page)
+        words = re.findall(r"\w+", query)
+        if not words:
+            raise NavError(f"query {query!r} holds no word to search for")
+        key = ("search", tuple(w.lower() for w in words))
+        ids = self._cache.get(key)
+        if ids is None:
+            db = self._index()
+            fts = " ".join('"' + w.replace('"', '""') + '"' for w in words[:20])
+            ids = [r[0] for r in db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid", (fts,))]
+            self._cache[key] = ids
+        p = _int(page, "page", 1)
+        pages = max(1, -(-len(ids) // SEARCH_ROWS))
+        if p > pages:
+            raise NavError(f"page {p} is past the end ({pages} pages)")
+        chunk = ids[(p - 1) * SEARCH_ROWS:p * SEARCH_ROWS]
+        rows = []
+        if chunk:
+            db = self._index()
+            marks = ",".join("?" * len(chunk))
+            fts = " ".join('"' + w.replace('"', '""') + '"' for w in words[:20])
+            snip = dict(db.execute(f"SELECT rowid, snippet(t, 0, '[', ']', '…', 16) FROM t WHERE t MATCH ? AND rowid IN ({marks})",
+                                   (fts, *chunk)))
+            for i in chunk:
+                s = self.conv.steps[i - 1]
+                rows.append({"step": s.id, "kind": s.kind, "talk": s.talk, "mark": self.w.mark(s.talk) if s.talk else LOOSE,
+                             "snippet": _clip(snip.get(i, ""), 240)})
+        return {"query": query, "covers": "each step's first 2,000 bytes", "matches": len(ids), "page": p, "pages": pages,
+                "rows": rows}
+
+    def _index(self) -> sqlite3.Connection:
+        if self._fts is None:
+            db = sqlite3.connect(":memory:", check_same_thread=False)
+            db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 2')")
+            rows = []
+            for s in self.conv.steps:
+                if s.id not in self.w.steps:
+                    continue
+                body = s.text or ""
+                if s.kind in ("tool", "agent_call"):
+                    body = f"{s.name} {_dump(s.request).decode() if s.request is not None else ''}\n{body}"
+                b = body.encode("utf-8", "surrogatepass")[:SEARCH_BYTES]
+                rows.append((int(s.id[1:]), b.decode("utf-8", "ignore")))
+            db.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", rows)
+            self._fts = db
+        return self._fts
+
+    def _search_step(self, query: str, step: Any, page: Any) -> dict[str, Any]:
+        s = self._visible_step(step)
+        key = ("search_step", s.id, query.lower())
+        hits = self._cache.get(key)
+        if hits is None:
+            hits = []
+            needles = {query.lower().encode()}
+            esc = orjson.dumps(query.lower())[1:-1]
+            needles.add(esc)
+            for part, seq in enumerate(s.records, 1):
+                b = self._raw(seq)
+                low = b.lower()
+                found: set[int] = set()
+                for nd in needles:
+                    i = low.find(nd)
+                    while i >= 0 and len(found) < 10000:
+                        found.add(i)
+                        i = low.find(nd, i + 1)
+                for i in sorted(found):
+                    a, z = _cut_utf8(b, max(0, i - 80)), _cut_utf8(b, min(len(b), i + len(query) + 80))
+                    hits.append({"part": part, "record_seq": seq, "offset": i,
+                                 "context": b[a:z].decode("utf-8", "replace")})
+            self._cache[key] = hits
+        p = _int(page, "page", 1)
+        pages = max(1, -(-len(hits) // SEARCH_ROWS))
+        if p > pages:
+            raise NavError(f"page {p} is past the end ({pages} pages)")
+        return {"query": query, "step": s.id, "covers": "the step's whole recorded text (read a match with "
+                "step(id, part, offset))", "matches": len(hits), "page": p, "pages": pages,
+                "rows": hits[(p - 1) * SEARCH_ROWS:p * SEARCH_ROWS]}
+
+    def _subtask_rows(self) -> list[dict[str, Any]]:
+        led = self._ledger()
+        tallies = {s.id: s.tally for s in led.streams}
+        decisions = self._decisions()
+        rows = []
+        for st in self.conv.streams:
+            if st.id == "m" or st.id not in self.w.streams:
+                continue
+            steps = self._steps_by_stream.get(st.id, [])
+            root = self.w.roots.get(st.id, UNATTRIBUTED)
+            first_input = next((s for s in steps if s.kind == "input"), None)
+            last_reply = next((s for s in reversed(steps) if s.kind == "reply"), None)
+            mark = "before" if root in self.w.before else (root if root in (LOOSE, UNATTRIBUTED) else "judged")
+            row: dict[str, Any] = {
+                "id": st.id, "kind": st.kind, "talks": list(st.talks), "mark": mark, "root": root,
+                "started_by": list(st.started_by), "parent": st.parent, "unattributed": st.unattributed,
+                "input": {"step": first_input.id, "text": _clip(first_input.text), "bytes": first_input.size} if first_input else None,
+                "reply": {"step": last_reply.id, "text": _clip(last_reply.text), "bytes": last_reply.size} if last_reply else None,
+                "steps": len(steps),
+            }
+            if mark != "before":
+                row["cost"] = self._tally(tallies[st.id]) if st.id in tallies else None
+            row |= self._marks(steps)
+            if st.id in decisions:
+                row["decision"] = decisions[st.id]
+            rows.append(row)
+        return rows
+
+    def _subtasks(self, page: Any = 1, item: Any = None, offset: Any = 0) -> dict[str, Any]:
+        """Child streams (sub-agents) the window shows, with the sub-task stage's decisions once it ran."""
+        if item is not None:
+            return self._item(next((r for r in self._subtask_rows() if r["id"] == item), None), item, offset)
+        out = self._page(self._pages("subtasks", self._subtask_rows, "subtasks"), page, "subtasks")
+        if not self._decisions():
+            out["decisions"] = "the subtasks stage has not run"
+        return out
+
+    # --- what a run directory holds -------------------------------------------------------------
+
+    def _run_json(self, rel: str) -> Any:
+        """A JSON file of the run directory, read only from inside it (None when absent)."""
+        if self.run_dir is None:
+            return None
+        p = (self.run_dir / rel).resolve()
+        if not p.is_relative_to(self.run_dir) or not p.is_file():
+            return None
+        try:
+            return orjson.loads(p.read_bytes())
+        except orjson.JSONDecodeError:
+            return None
+
+    def _decisions(self) -> dict[str, Any]:
+        if "decisions" not in self._cache:
+            doc = self._run_json("stages/subtasks.json") or {}
+            found: dict[str, Any] = {}
+            for d in doc.get("subtasks", []) if isinstance(doc, dict) else []:
+                if isinstance(d, dict) and isinstance(d.get("stream") or d.get("id"), str):
+                    found[d.get("stream") or d.get("id")] = d
+            self._cache["decisions"] = found
+        return self._cache["decisions"]
+
+    def _targets(self, id: Any = None, page: Any = 1, offset: Any = 0) -> dict[str, Any]:  # noqa: A002
+        """The targets catalogue, or one target whole by id."""
+        doc = self._run_json("stages/targets.json")
+        targets = doc.get("targets", []) if isinstance(doc, dict) else []
+        targets = [t for t in targets if isinstance(t, dict)]
+        if not targets:
+            if id is not None:
+                raise NavError(f"no target {id!r}: the targets stage has not run")
+            return {"targets": [], "note": "the targets stage has not run"}
+        if id is not None:
+            return self._item(next((t for t in targets if t.get("id") == id), None), str(id), offset)
+        rows = [{"id": t.get("id"), "statement": _clip(str(t.get("statement", "")), 400), "talks": t.get("talks"),
+                 "state": t.get("state")} for t in targets]
+        return self._page(self._pages("targets", lambda: rows, "targets"), page, "targets")
+
+    def _sources(self, id: Any = None, offset: Any = 0) -> dict[str, Any]:  # noqa: A002
+        """Saved sources: the list, or one source's text, paged by byte offset."""
+        base = self.run_dir / "work" / "sources" if self.run_dir else None
+        found = sorted(p.name for p in base.iterdir() if p.is_dir()) if base and base.is_dir() else []
+        if id is None:
+            rows = []
+            for name in found:
+                man = self._run_json(f"work/sources/{name}/manifest.json")
+                rows.append({"id": name, "manifest": man if isinstance(man, dict) else None})
+            if not rows:
+                return {"sources": [], "note": "this run was given no sources"}
+            return self._page(self._pages("sources", lambda: rows, "sources"), 1, "sources")
+        if not isinstance(id, str) or id not in found:
+            raise NavError(f"no source {id!r}" + ("" if found else ": this run was given no sources"))
+        p = (base / id / "text.txt").resolve()  # type: ignore[operator]
+        if not p.is_relative_to(self.run_dir) or not p.is_file():  # type: ignore[arg-type]
+            raise NavError(f"source {id} has no saved text")
+        return self._slice(p.read_bytes(), offset, {"source": id})
+
+
+# --- plain functions, one per tool -------------------------------------------------------------
+
+def card(nav: Navigator) -> str:
+    """The overview: conversation, head, window, counts, cost."""
+    return nav.call("card")
+
+
+def talks(nav: Navigator, page: int = 1, item: str | None = None, offset: int = 0) -> str:
+    """Main talks (before and judged), inputs and replies clipped to 200 bytes, cost, failed and repeated tool steps."""
+    return nav.call("talks", {"page": page, "item": item, "offset": offset})
+
+
+def talk(nav: Navigator, id: str, page: int = 1) -> str:  # noqa: A002
+    """One talk's steps in outline."""
+    return nav.call("talk", {"id": id, "page": page})
+
+
+def step(nav: Navigator, id: str, part: int = 1, offset: int = 0) -> str:  # noqa: A002
+    """One step whole, its records in slices."""
+    return nav.call("step", {"id": id, "part": part, "offset": offset})
+
+
+def records(nav: Navigator, step: str) -> str:
+    """Change and execution records of a step."""
+    return nav.call("records", {"step": step})
+
+
+def diff(nav: Navigator, record: str, page: int = 1) -> str:
+    """A change paged by line."""
+    return nav.call("diff", {"record": record, "page": page})
+
+
+def operations(nav: Navigator, page: int = 1) -> str:
+    """File operations as tool requests name them."""
+    return nav.call("operations", {"page": page})
+
+
+def search(nav: Navigator, query: str, step: str | None = None, page: int = 1) -> str:
+    """Search the window (each step's first 2,000 bytes) or one step's whole text."""
+    return nav.call("search", {"query": query, "step": step, "page": page})
+
+
+def subtasks(nav: Navigator, page: int = 1, item: str | None = None, offset: int = 0) -> str:
+    """Sub-tasks (child streams), with the subtasks stage's decisions once it ran."""
+    return nav.call("subtasks", {"page": page, "item": item, "offset": offset})
+
+
+def targets(nav: Navigator, id: str | None = None, page: int = 1, offset: int = 0) -> str:  # noqa: A002
+    """The targets catalogue, or one target whole by id."""
+    return nav.call("targets", {"id": id, "page": page, "offset": offset})
+
+
+def sources(nav: Navigator, id: str | None = None, offset: int = 0) -> str:  # noqa: A002
+    """The saved sources, or one source's text paged by byte offset."""
+    return nav.call("sources", {"id": id, "offset": offset})
+
+
+def open_navigator(conversation: str, head: str | int | None = None, window: str | None = None, *,
+                   budget: int = READ_BYTES, run_dir: Path | None = None, store: Any = None,
+                   log: Callable[[dict[str, Any]], None] | None = None) -> Navigator:
+    """A navigator over a collected conversation's window at a head."""
+    from .registry import Registry
+    from .store import Store
+    from .window import build
+
+    st = store or Store.open()
+    w = build(st, conversation, head, window)
+    try:
+        adapter = Registry().runtime(w.conv.runtime)
+    except Exception:
+        adapter = None
+    return Navigator(w, st, budget=budget, run_dir=run_dir, adapter=adapter, log=log)
+
+
+__all__ = ["Navigator", "NavError", "TOOLS", "PAGE_BYTES", "READ_BYTES", "card", "talks", "talk", "step", "records",
+           "diff", "operations", "search", "subtasks", "targets", "sources", "open_navigator", "Conversation"]

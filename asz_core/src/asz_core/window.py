@@ -1,0 +1,281 @@
+"""Windows: what one judge run may see of a conversation at one head (docs/windows.md).
+
+A run judges the whole conversation, or a window of whole main talks chosen by a talk id range
+or by the time their talks started. Each selected talk comes with every sub-task it started
+(followed through the starts relations as deep as they go), however long it ran. The main talks
+before the window are context (``before``): readable, never judged or priced. Nothing recorded
+after the selected work ends is shown: the window's view is the conversation assembled again
+from the records that landed up to the last record of the selected work (``cut``), so a step
+that started before then keeps only the records written by then (a tool call whose result came
+later shows no result; a model call still running counts what it had read, its output unknown),
+and a talk that ran past the end ends there. Loose work and streams no single step can be shown
+to have started are shown only in runs over the whole conversation.
+
+Order is landing order (record ``seq``), never timestamps. Built on the store's and assembly's
+public functions; nothing here writes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+from attrs import frozen
+
+from .assembly import Conversation, Step, Talk, assemble
+from .errors import AszError
+from .gcpause import no_gc
+from .store import Round, Store, StoredRecord
+
+LOOSE = "loose"
+UNATTRIBUTED = "unattributed"
+
+
+class WindowError(AszError):
+    """A window that cannot be made (no such talk, an empty range, a bad time)."""
+
+
+@frozen
+class WindowSpec:
+    """What a run asked for: the whole conversation, a talk id range, or a time range."""
+
+    kind: str = "all"
+    """``all``, ``talks`` or ``time``."""
+    first: str | None = None
+    """Talk range: first main talk id (``k3``); time range: the start (ISO 8601, inclusive)."""
+    last: str | None = None
+    """Talk range: last main talk id (inclusive); time range: the end (ISO 8601, exclusive)."""
+
+    @classmethod
+    def parse(cls, text: str | None) -> WindowSpec:
+        """``all`` (or nothing), ``k3..k7`` / ``k3-k7`` / ``k5`` (talk ids), or ``FROM..TO`` with
+        ISO 8601 times (either side may be empty)."""
+        if not text or text.strip() in ("all", "whole"):
+            return cls()
+        t = text.strip()
+        m = re.fullmatch(r"(k\d+)\s*(?:(?:\.\.|-)\s*(k\d+))?", t)
+        if m:
+            return cls("talks", m.group(1), m.group(2) or m.group(1))
+        if ".." in t:
+            a, b = (x.strip() or None for x in t.split("..", 1))
+            for x in (a, b):
+                if x is not None:
+                    _time(x)
+            return cls("time", a, b)
+        raise WindowError(f"window {text!r}: give all, a talk range such as k3..k7, or a time range FROM..TO")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "first": self.first, "last": self.last}
+
+
+@frozen
+class Window:
+    """The view one run reads. ``conv`` is the conversation as it stood at ``cut``."""
+
+    spec: WindowSpec
+    round: Round
+    conv: Conversation
+    cut: int
+    """The last record seq the window shows (every record landed after it is hidden)."""
+    whole: bool
+    judged: tuple[str, ...]
+    """Main talks judged (the window's talks), in order."""
+    before: tuple[str, ...]
+    """Main talks before the window: context, marked ``before``."""
+    roots: dict[str, str]
+    """Child stream -> the main talk it rolls up to, ``loose`` or ``unattributed`` (in ``conv``)."""
+    streams: frozenset[str]
+    """Streams the window shows (``m`` included)."""
+    talks: frozenset[str]
+    """Talks the window shows: judged and before main talks, and the talks of shown streams."""
+    steps: frozenset[str]
+    """Steps the window shows."""
+    cut_records: int
+    """Records of the head the cut hides (0 for a whole-conversation window)."""
+
+    @property
+    def head(self) -> str:
+        return f"r{self.round.number}"
+
+    def mark(self, talk: str) -> str:
+        """``judged``, ``before`` (context), ``loose`` or ``unattributed`` for a shown talk."""
+        t = self.conv.talk(talk)
+        root = talk if t.stream == "m" else self.roots.get(t.stream, UNATTRIBUTED)
+        if root in self.before:
+            return "before"
+        if root in (LOOSE, UNATTRIBUTED):
+            return root
+        return "judged"
+
+    def shows_step(self, sid: str) -> bool:
+        return sid in self.steps
+
+    def shown_steps(self) -> list[Step]:
+        return [s for s in self.conv.steps if s.id in self.steps]
+
+    def shown_talks(self) -> list[Talk]:
+        return [t for t in self.conv.talks if t.id in self.talks]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec.to_json(), "whole": self.whole, "judged": _span(self.judged), "before": _span(self.before),
+            "cut_seq": self.cut, "records_after_cut_hidden": self.cut_records,
+        }
+
+
+def _span(ids: tuple[str, ...]) -> dict[str, Any]:
+    return {"count": len(ids), "first": ids[0] if ids else None, "last": ids[-1] if ids else None}
+
+
+# --- reading the store at a cut -----------------------------------------------------------------
+
+def records_at(store: Store, conversation: str, upto: int, cut: int | None = None) -> list[StoredRecord]:
+    """The records of the view at round ``upto`` that landed by ``cut`` (a record seq), in landing
+    order; a rewritten record shows its newest version landed by both (as :meth:`Store.records`)."""
+    if cut is None:
+        return store.records(conversation, upto)
+    out: list[StoredRecord] = []
+    where: dict[str, int] = {}
+    q = ("SELECT seq, key, version, round, stream, kind, file, line, ts, events FROM records "
+         "WHERE conversation = ? AND round <= ? AND seq <= ? ORDER BY seq")
+    loads = orjson.loads
+    for seq, key, version, rnd, stream, kind, file, line, ts, events in store.db.execute(q, (conversation, upto, cut)):
+        rec = StoredRecord(seq, key, version, rnd, stream, kind, file, line, ts, tuple(loads(events)))
+        if version > 1 and key in where:
+            first = out[where[key]]
+            out[where[key]] = StoredRecord(first.seq, key, version, rnd, stream, kind, file, line, ts, rec.events)
+        else:
+            where[key] = len(out)
+            out.append(rec)
+    return out
+
+
+def raw_at(store: Store, conversation: str, seq: int, upto: int, cut: int) -> bytes:
+    """The bytes of record ``seq`` as the window sees them (its newest version landed by round
+    ``upto`` and by ``cut``)."""
+    row = store.db.execute(
+        "SELECT raw FROM records WHERE conversation = ? AND round <= ? AND seq <= ? AND "
+        "key = (SELECT key FROM records WHERE conversation = ? AND seq = ?) ORDER BY version DESC LIMIT 1",
+        (conversation, upto, cut, conversation, seq)).fetchone()
+    if not row:
+        raise WindowError(f"record {seq} is not in the window")
+    return bytes(row[0])
+
+
+# --- building -------------------------------------------------------------------------------------
+
+def roots(conv: Conversation) -> dict[str, str]:
+    """Each child stream -> the main talk that alone started it (through its chain of starting
+    steps), ``loose`` when loose main-stream work started it, or ``unattributed``."""
+    by_id = {st.id: st for st in conv.streams}
+    out: dict[str, str] = {}
+
+    def root(sid: str, seen: frozenset[str]) -> str:
+        if sid in out:
+            return out[sid]
+        st = by_id[sid]
+        if st.unattributed is not None or len(st.started_by) != 1 or sid in seen:
+            r = UNATTRIBUTED
+        else:
+            starter = conv.step(st.started_by[0])
+            if starter.stream == "m":
+                r = starter.talk or LOOSE
+            else:
+                r = root(starter.stream, seen | {sid})
+        out[sid] = r
+        return r
+
+    for st in conv.streams:
+        if st.id != "m":
+            root(st.id, frozenset())
+    return out
+
+
+def _time(text: str) -> dt.datetime:
+    try:
+        t = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise WindowError(f"{text!r} is not an ISO 8601 time") from exc
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+def select(conv: Conversation, spec: WindowSpec) -> list[str]:
+    """The main talks a spec selects, in order (a contiguous range of main talks)."""
+    mains = conv.main_talks
+    if spec.kind == "all":
+        return [t.id for t in mains]
+    ids = [t.id for t in mains]
+    if spec.kind == "talks":
+        for k in (spec.first, spec.last):
+            if k not in ids:
+                raise WindowError(f"{k} is not a main talk of {conv.id[:8]} at r{conv.round.number} "
+                                  f"(main talks: {ids[0] + '…' + ids[-1] if ids else 'none'})")
+        a, b = ids.index(spec.first), ids.index(spec.last)  # type: ignore[arg-type]
+        if a > b:
+            raise WindowError(f"talk range {spec.first}..{spec.last} is empty: {spec.first} comes after {spec.last}")
+        return ids[a:b + 1]
+    lo = _time(spec.first) if spec.first else None
+    hi = _time(spec.last) if spec.last else None
+    hit = []
+    for i, t in enumerate(mains):
+        if t.start is None:
+            continue
+        s = _time(t.start)
+        if (lo is None or s >= lo) and (hi is None or s < hi):
+            hit.append(i)
+    if not hit:
+        raise WindowError(f"no main talk of {conv.id[:8]} starts in {spec.first or '…'}..{spec.last or '…'}")
+    return ids[hit[0]:hit[-1] + 1]
+
+
+def build(store: Store, conversation: str, head: str | int | None = None, spec: WindowSpec | str | None = None) -> Window:
+    """The window ``spec`` of a collected conversation at a round (default: the newest)."""
+    if not isinstance(spec, WindowSpec):
+        spec = WindowSpec.parse(spec)
+    cid = store.resolve(conversation)
+    rnd = store.round(cid, head)
+    runtime = store.runtime_of(cid)
+    with no_gc():
+        recs = store.records(cid, rnd.number)
+        full = assemble(cid, runtime, rnd, recs)
+        last_seq = max((r.seq for r in recs), default=0)
+        if spec.kind == "all":
+            conv, cut, rts = full, last_seq, roots(full)
+            judged = tuple(t.id for t in full.main_talks)
+            return Window(spec, rnd, conv, cut, True, judged, (), rts, frozenset(s.id for s in conv.streams),
+                          frozenset(t.id for t in conv.talks), frozenset(s.id for s in conv.steps), 0)
+        judged = select(full, spec)
+        rts_full = roots(full)
+        jset = set(judged)
+        cut = 0
+        for t in judged:
+            for sid in full.talk(t).steps:
+                cut = max(cut, full.step(sid).records[-1])
+        sub = {sid for sid, r in rts_full.items() if r in jset}
+        for s in full.steps:
+            if s.stream in sub:
+                cut = max(cut, s.records[-1])
+        del recs
+        conv = assemble(cid, runtime, rnd, records_at(store, cid, rnd.number, cut))
+    rts = roots(conv)
+    first = conv.talk(judged[0])
+    before = tuple(t.id for t in conv.main_talks if int(t.id[1:]) < int(first.id[1:]))
+    shown_roots = jset | set(before)
+    streams = {"m"} | {sid for sid, r in rts.items() if r in shown_roots}
+    talks = set(shown_roots)
+    for t in conv.talks:
+        if t.stream != "m" and t.stream in streams:
+            talks.add(t.id)
+    steps = frozenset(s.id for s in conv.steps if s.talk in talks)
+    hidden = sum(1 for _ in store.db.execute(
+        "SELECT 1 FROM records WHERE conversation = ? AND round <= ? AND seq > ? AND version = 1", (cid, rnd.number, cut)))
+    return Window(spec, rnd, conv, cut, False, tuple(judged), before, rts, frozenset(streams), frozenset(talks), steps, hidden)
+
+
+def descendants(conv: Conversation, rts: dict[str, str], talk_ids: Iterable[str]) -> list[str]:
+    """Child streams rolling up to any of ``talk_ids``, in landing order."""
+    want = set(talk_ids)
+    return [st.id for st in conv.streams if st.id != "m" and rts.get(st.id) in want]
