@@ -54,6 +54,14 @@ class _Connection:
             reached("commit-after")
         return cur
 
+    def executemany(self, sql: str, rows: Any) -> sqlite3.Cursor:
+        rows = list(rows)
+        cur = self._con.executemany(sql, rows)
+        if sql.startswith("INSERT INTO records"):
+            for _ in rows:  # the store writes records in batches: each row is a point passed
+                reached("add")
+        return cur
+
     def executescript(self, script: str) -> sqlite3.Cursor:
         cur = self._con.executescript(script)
         reached("schema")

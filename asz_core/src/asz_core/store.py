@@ -241,6 +241,11 @@ class Store:
         return FileState(path, runtime, size, mtime, Cursor(offset, line, orjson.loads(state)), tail)
 
 
+_INSERT_RECORD = ("INSERT INTO records(conversation, key, version, round, digest, stream, kind, file, line, ts, raw, events) "
+                  "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)")
+_BATCH = 512
+
+
 class Writer:
     """Appends records as rounds, inside :meth:`Store.writing`."""
 
@@ -248,6 +253,13 @@ class Writer:
         self.store, self.db = store, store.db
         self._open: dict[str, _OpenRound] = {}
         self._sessions: dict[str, str] = {}
+        self._rows: list[tuple[Any, ...]] = []  # records written in batches (executemany)
+
+    def _flush(self) -> None:
+        """Write the batched records; done before anything reads the records table."""
+        if self._rows:
+            self.db.executemany(_INSERT_RECORD, self._rows)
+            self._rows.clear()
 
     def conversation_of_session(self, session: str) -> str | None:
         if session in self._sessions:
@@ -259,6 +271,7 @@ class Writer:
 
     def conversation_of_key(self, key: str, runtime: str | None = None) -> str | None:
         """The conversation holding a record with this key (of ``runtime``'s conversations only, if given)."""
+        self._flush()
         if runtime is None:
             row = self.db.execute("SELECT conversation FROM records WHERE key = ? LIMIT 1", (key,)).fetchone()
         else:
@@ -285,6 +298,7 @@ class Writer:
         if have is None and rnd.number == 1:
             have = (0, b"")  # a new conversation holds nothing yet: no need to ask
         if have is None:
+            self._flush()
             row = self.db.execute(
                 "SELECT version, digest FROM records WHERE key = ? AND conversation = ? ORDER BY version DESC LIMIT 1",
                 (entry.key, conversation),
@@ -296,11 +310,10 @@ class Writer:
         version += 1
         rnd.known[entry.key] = (version, digest)
         events = orjson.dumps(list(entry.events))
-        self.db.execute(
-            "INSERT INTO records(conversation, key, version, round, digest, stream, kind, file, line, ts, raw, events) "
-            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-            (conversation, entry.key, version, rnd.number, digest, entry.stream, entry.kind, entry.file, entry.line, entry.ts, entry.raw, events),
-        )
+        self._rows.append((conversation, entry.key, version, rnd.number, digest, entry.stream, entry.kind, entry.file,
+                           entry.line, entry.ts, entry.raw, events))
+        if len(self._rows) >= _BATCH:
+            self._flush()
         rnd.hash.update(digest)
         rnd.count += 1
         return True
@@ -316,6 +329,7 @@ class Writer:
 
     def close_rounds(self) -> list[Round]:
         """Land every round that gained records; a conversation with nothing new gets none."""
+        self._flush()
         landed = []
         for conv, rnd in self._open.items():
             if not rnd.count:
