@@ -4,6 +4,7 @@ rounds whose window end cuts a sub-agent mid-way, and corpus conversation lookup
 from __future__ import annotations
 
 import json
+import uuid as _uuid
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,15 @@ SID = "bbbbbbbb-1111-4222-8333-555555555555"
 AGENT = "abc123"
 
 
+def uid(name: str) -> str:
+    """A record's uuid from a short name (uuid-shaped, as Claude Code writes them)."""
+    return str(_uuid.uuid5(_uuid.NAMESPACE_URL, name))
+
+
 def line(typ: str, uuid: str, parent: str | None, content: Any, *, ts: str, n: int | None = None, out: int = 7,
          stop: str | None = None, **extra: Any) -> dict[str, Any]:
-    o: dict[str, Any] = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/w",
-                         "sessionId": SID, "version": "2.1.39", "type": typ, "uuid": uuid, "timestamp": ts}
+    o: dict[str, Any] = {"parentUuid": uid(parent) if parent else None, "isSidechain": False, "userType": "external",
+                         "cwd": "/w", "sessionId": SID, "version": "2.1.39", "type": typ, "uuid": uid(uuid), "timestamp": ts}
     if typ == "user":
         o["message"] = {"role": "user", "content": content}
     else:
