@@ -395,5 +395,6 @@ def test_broken_plugin_in_a_venv_warns_and_asz_works(plugin_venv: str, tmp_path:
     r = run_asz("plugins", "--json", home=tmp_path / "home", python=plugin_venv, ASZ_FAKE_PLUGIN_BROKEN="1")
     assert r.returncode == 0, r.stderr
     assert "asz plugin 'fake'" in r.stderr and "failed to load" in r.stderr
+    assert r.stderr.startswith("warning: ") and "UserWarning" not in r.stderr  # one plain line, no Python noise
     assert {row["name"] for row in json.loads(r.stdout)} == {row["name"] for row in json.loads(
         run_asz("plugins", "--json", home=tmp_path / "home", python=plugin_venv).stdout)} - {"fake"}

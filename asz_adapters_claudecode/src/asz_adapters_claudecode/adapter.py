@@ -54,6 +54,10 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         agents.sort(key=lambda p: str(p))
         return mains + agents
 
+    def default_paths(self) -> list[Path]:
+        config = os.environ.get("CLAUDE_CONFIG_DIR")
+        return [Path(config) / "projects" if config else Path.home() / ".claude" / "projects"]
+
     def file_requests(self, tool: str, request: Mapping[str, Any]) -> list[str]:
         key = _EDIT_TOOLS.get(tool)
         value = request.get(key) if key else None
@@ -440,14 +444,20 @@ def _looks_like_claude(p: Path) -> bool:
 
 
 def _last_timestamp(p: Path) -> str:
-    """The newest timestamp in a file's last 64 KiB (cheap: no full read)."""
+    """The newest timestamp near a file's end, read backwards 16 KiB at a time (at most 256 KiB):
+    cheap, since collect asks it of every session file on every run."""
     try:
         with open(p, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 65536))
-            tail = f.read()
+            end = f.seek(0, os.SEEK_END)
+            pos, tail = end, b""
+            while pos > 0 and end - pos < 262144:
+                step = min(16384, pos)
+                pos -= step
+                f.seek(pos)
+                tail = f.read(step) + tail
+                stamps = re.findall(rb'"timestamp":"([^"]+)"', tail)
+                if stamps:
+                    return max(stamps).decode()
     except OSError:
-        return ""
-    stamps = re.findall(rb'"timestamp":"([^"]+)"', tail)
-    return max(stamps).decode() if stamps else ""
+        pass
+    return ""

@@ -80,6 +80,10 @@ class CodexAdapter(RuntimeAdapter):
         found.sort(key=lambda t: (t[0], t[1]))
         return [p for _, _, p in found]
 
+    def default_paths(self) -> list[Path]:
+        home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+        return [home / "sessions"]
+
     def file_requests(self, tool: str, request: Mapping[str, Any]) -> list[str]:
         return request_files(tool, request)
 

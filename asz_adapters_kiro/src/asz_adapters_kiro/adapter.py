@@ -94,6 +94,12 @@ class KiroAdapter(RuntimeAdapter):
 
         return sorted(found, key=order)
 
+    def default_paths(self) -> list[Path]:
+        share = Path.home() / ".local" / "share"
+        mac = Path.home() / "Library" / "Application Support"
+        return [Path.home() / ".kiro" / "sessions" / "cli",
+                *(base / app / "data.sqlite3" for base in (share, mac) for app in ("kiro-cli", "amazon-q"))]
+
     def file_requests(self, tool: str, request: Mapping[str, Any]) -> list[str]:
         key = _EDIT_TOOLS.get(tool)
         value = request.get(key) if key else None

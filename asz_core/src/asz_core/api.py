@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .assembly import Conversation
+from .errors import AszError
 from .assembly_cache import load_assembled
 from .gcpause import no_gc
 from .collect import CollectResult, Progress, collect, default_paths
@@ -17,7 +18,9 @@ def collect_paths(paths: Iterable[Path] | None = None, *, store: Store | None = 
                   runtime: str | None = None, progress: Progress | None = None) -> CollectResult:
     """Collect runtime files (default ~/.claude/projects) into the store."""
     store = store or Store.open()
-    paths = list(paths) if paths else default_paths()
+    paths = list(paths) if paths else default_paths(registry)
+    if not paths:
+        raise AszError("no transcripts found where the installed runtimes keep them (~/.claude/projects, ...); name a path")
     return collect(paths, store, registry, runtime=runtime, progress=progress)
 
 

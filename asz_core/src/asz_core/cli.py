@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -137,7 +138,13 @@ def _emit(thing: object, json: bool) -> None:
         out.print(thing)
 
 
+def _warn(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:
+    # A plugin that failed to load (or any other warning) reads as one line, like collect's own.
+    err.print(f"[yellow]warning:[/] {message}", highlight=False)
+
+
 def main() -> None:
+    warnings.showwarning = _warn
     try:
         app()
     except AszError as exc:

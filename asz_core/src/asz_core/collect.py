@@ -38,8 +38,16 @@ Progress = Callable[[int, int, str], None]
 """progress(bytes_done, bytes_total, file): called as files are read."""
 
 
-def default_paths() -> list[Path]:
-    return [Path.home() / ".claude" / "projects"]
+def default_paths(registry: Registry | None = None) -> list[Path]:
+    """Every installed runtime's own transcript folders that exist on this machine."""
+    registry = registry or Registry()
+    found: list[Path] = []
+    for adapter in registry.runtimes():
+        for p in adapter.default_paths():
+            p = Path(p).expanduser()
+            if p.exists() and p not in found:
+                found.append(p)
+    return found
 
 
 def collect(paths: Iterable[Path], store: Store, registry: Registry | None = None, *,

@@ -63,6 +63,11 @@ class RuntimeAdapter(ABC):
         :class:`~asz_core.records.Problem` naming file and line; reading goes on after it.
         """
 
+    def default_paths(self) -> list[Path]:
+        """Where this runtime keeps its transcripts on this machine (read by ``asz collect`` when
+        it is given no path). Paths that do not exist are skipped. Default: none."""
+        return []
+
     def file_requests(self, tool: str, request: Mapping[str, Any]) -> list[str]:
         """The files an editing tool's request names, as the request names them.
 
