@@ -154,4 +154,5 @@ def serve(conversation: str | None, *, head: str | None = None, window: str | No
         raise AszError("asz judge mcp needs a conversation (or --run DIR whose run.json names one)")
     sink = jsonl_sink(log) if log else None
     nav = open_navigator(conversation, head, window, budget=budget or READ_BYTES, run_dir=run, log=sink)
+    nav.warm()
     return serve_stdio(nav)

@@ -135,6 +135,15 @@ class Navigator:
                 self._steps_by_stream.setdefault(s.stream, []).append(s)
         self._repeats = self._find_repeats()
 
+    def warm(self) -> None:
+        """Build what the first calls would (the card, the row lists, the search index), so that no
+        call waits for it; the server does this before it serves. Nothing is counted."""
+        self._card()
+        self._pages("talks", self._talk_rows, "talks")
+        self._pages("subtasks", self._subtask_rows, "subtasks")
+        self._pages("operations", self._operation_rows, "operations")
+        self._index()
+
     # --- the envelope, budget and log ---------------------------------------------------------
 
     @property
@@ -234,6 +243,14 @@ class Navigator:
             raise NavError(f"page {p} is past the end ({len(pages)} page{'s' if len(pages) != 1 else ''})")
         rows = orjson.loads(b"[" + b",".join(pages[p - 1]) + b"]")
         return {"page": p, "pages": len(pages), name: rows}
+
+    def _row(self, name: str, rows_fn: Callable[[], list[dict[str, Any]]], item: Any) -> dict[str, Any] | None:
+        """One row of a row list by id (the list's rows kept by id once built)."""
+        key = ("rows", name)
+        by_id = self._cache.get(key)
+        if by_id is None:
+            by_id = self._cache[key] = {r["id"]: r for r in rows_fn()}
+        return by_id.get(item) if isinstance(item, str) else None
 
     def _item(self, row: dict[str, Any] | None, item: str, offset: Any) -> dict[str, Any]:
         """One row whole, as JSON text, in slices by byte offset."""
@@ -408,7 +425,7 @@ class Navigator:
     def _talks(self, page: Any = 1, item: Any = None, offset: Any = 0) -> dict[str, Any]:
         """Main talks: before (context) and judged, with inputs and replies clipped."""
         if item is not None:
-            return self._item(next((r for r in self._talk_rows() if r["id"] == item), None), item, offset)
+            return self._item(self._row("talks", self._talk_rows, item), item, offset)
         return self._page(self._pages("talks", self._talk_rows, "talks"), page, "talks")
 
     def _talk(self, id: Any = None, page: Any = 1) -> dict[str, Any]:  # noqa: A002 - the tool's argument name
@@ -611,7 +628,7 @@ class Navigator:
     def _subtasks(self, page: Any = 1, item: Any = None, offset: Any = 0) -> dict[str, Any]:
         """Child streams (sub-agents) the window shows, with the sub-task stage's decisions once it ran."""
         if item is not None:
-            return self._item(next((r for r in self._subtask_rows() if r["id"] == item), None), item, offset)
+            return self._item(self._row("subtasks", self._subtask_rows, item), item, offset)
         out = self._page(self._pages("subtasks", self._subtask_rows, "subtasks"), page, "subtasks")
         if not self._decisions():
             out["decisions"] = "the subtasks stage has not run"

@@ -156,10 +156,14 @@ def records_at(store: Store, conversation: str, upto: int, cut: int | None = Non
 def raw_at(store: Store, conversation: str, seq: int, upto: int, cut: int) -> bytes:
     """The bytes of record ``seq`` as the window sees them (its newest version landed by round
     ``upto`` and by ``cut``)."""
+    first = store.db.execute("SELECT key, version, round FROM records WHERE seq = ? AND conversation = ?",
+                             (seq, conversation)).fetchone()
+    if not first or first[2] > upto or seq > cut:
+        raise WindowError(f"record {seq} is not in the window")
+    # the newest version the view sees (by the key index; ``+`` keeps the planner off the round index)
     row = store.db.execute(
-        "SELECT raw FROM records WHERE conversation = ? AND round <= ? AND seq <= ? AND "
-        "key = (SELECT key FROM records WHERE conversation = ? AND seq = ?) ORDER BY version DESC LIMIT 1",
-        (conversation, upto, cut, conversation, seq)).fetchone()
+        "SELECT raw FROM records WHERE key = ? AND conversation = ? AND +round <= ? AND +seq <= ? "
+        "ORDER BY version DESC LIMIT 1", (first[0], conversation, upto, cut)).fetchone()
     if not row:
         raise WindowError(f"record {seq} is not in the window")
     return bytes(row[0])
