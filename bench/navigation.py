@@ -6,7 +6,9 @@ Two conversations, each collected once into its own temporary ASZ_HOME (nothing 
 
 * the largest conversation of the Claude Code corpus (by records);
 * the synthetic ~90 MB conversation bench/make_synthetic.py builds (bench/out/ unless --synthetic
-  names another folder; made into a temporary folder when it is missing).
+  names another folder; made into a temporary folder when it is missing), whole, and through a
+  window of 100 main talks from its middle (built from the head's view, then assembled again at
+  the window's end).
 
 Each runs in a fresh process, as `asz judge mcp` does: the window (the whole conversation) is
 built, the navigator opened and warmed (its caches and the search index built, as the server
@@ -39,12 +41,12 @@ WORDS = ["error", "test", "import", "README", "function", "failed", "the", "TODO
          "npm install", "git commit", "permission denied", "config.json"]
 
 
-def child(conversation: str, calls: int, seed: int) -> dict:
+def child(conversation: str, calls: int, seed: int, window: str | None = None) -> dict:
     """In the measured process: open, warm, call every tool, report."""
     from asz_core.navigation import TOOLS, open_navigator
 
     t0 = time.perf_counter()
-    nav = open_navigator(conversation, budget=10**15)
+    nav = open_navigator(conversation, window=window, budget=10**15)
     opened = time.perf_counter() - t0
     t1 = time.perf_counter()
     nav.warm()
@@ -98,6 +100,7 @@ def child(conversation: str, calls: int, seed: int) -> dict:
         nav.call(tool, a)
         lat[tool].append((time.perf_counter() - t) * 1000)
     return {
+        "window": w.spec.to_json(), "judged": len(w.judged), "before": len(w.before), "shown_steps": len(w.steps),
         "conversation": conv.id, "steps": len(conv.steps), "talks": len(conv.talks), "streams": len(conv.streams),
         "open_s": round(opened, 3), "warm_s": round(warmed, 3),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
@@ -121,15 +124,29 @@ def largest(home: Path) -> str:
     return subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def measure(home: Path, conversation: str, calls: int, seed: int) -> dict:
+def middle(home: Path, conversation: str) -> str:
+    """A hundred main talks from the middle of the conversation (chosen in a process of its own,
+    so the measured one holds nothing else)."""
     env = {**os.environ, "ASZ_HOME": str(home)}
-    out = subprocess.run([sys.executable, __file__, "--child", conversation, "--calls", str(calls), "--seed", str(seed)],
+    code = ("import sys; from asz_core.api import load; m = [t.id for t in load(sys.argv[1]).main_talks]; "
+            "a = max(0, len(m) // 2 - 50); print(f'{m[a]}..{m[min(len(m) - 1, a + 99)]}')")
+    return subprocess.run([sys.executable, "-c", code, conversation], env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def measure(home: Path, conversation: str, calls: int, seed: int, window: str | None = None) -> dict:
+    env = {**os.environ, "ASZ_HOME": str(home)}
+    if window == "middle":
+        window = middle(home, conversation)
+    extra = ["--window", window] if window else []
+    out = subprocess.run([sys.executable, __file__, "--child", conversation, "--calls", str(calls), "--seed", str(seed), *extra],
                          env=env, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
 def show(name: str, r: dict, target_ms: float) -> None:
     print(f"\n{name}: {r['conversation'][:8]}  steps {r['steps']}  talks {r['talks']}  streams {r['streams']}")
+    print(f"  window {r['window']}: {r['judged']} main talks judged, {r['before']} before, {r['shown_steps']} steps shown")
     print(f"  open {r['open_s']} s (window built), warm {r['warm_s']} s (caches, search index); "
           f"peak RSS {r['peak_rss_mb']} MB (target < 300)")
     print(f"  {'tool':<11} {'calls':>5} {'median ms':>10} {'p95 ms':>8} {'max ms':>8}")
@@ -147,10 +164,11 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--synthetic", type=Path, default=HERE / "out")
     ap.add_argument("--child")
+    ap.add_argument("--window")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(child(a.child, a.calls, a.seed)))
+        print(json.dumps(child(a.child, a.calls, a.seed, a.window)))
         return
     results = {}
     with tempfile.TemporaryDirectory(prefix="asz-bench-nav-") as tmp:
@@ -164,11 +182,13 @@ def main() -> None:
         home2 = Path(tmp) / "synthetic-home"
         collect([syn], home2)
         results["synthetic"] = measure(home2, largest(home2), a.calls, a.seed)
+        results["synthetic_window"] = measure(home2, largest(home2), a.calls, a.seed, "middle")
     if a.json:
         print(json.dumps(results, indent=2))
         return
     show("largest corpus conversation", results["corpus"], 20)
     show("synthetic ~90 MB conversation", results["synthetic"], 50)
+    show("synthetic ~90 MB conversation, a window of 100 main talks", results["synthetic_window"], 50)
 
 
 if __name__ == "__main__":

@@ -146,3 +146,14 @@ def test_window_spec_parse() -> None:
     assert W.WindowSpec.parse("2026-01-01T00:00:00Z..") == W.WindowSpec("time", "2026-01-01T00:00:00Z", None)
     with pytest.raises(W.WindowError):
         W.WindowSpec.parse("yesterday")
+
+
+def test_records_at_a_cut(corpus_store: Any) -> None:
+    """The view at a cut is the head's records up to it (no record here has a second version)."""
+    full = load("fa812bfe", store=corpus_store)
+    recs = corpus_store.records(full.id, full.round.number)
+    cut = recs[len(recs) // 2].seq
+    assert W.records_at(corpus_store, full.id, full.round.number, cut) == [r for r in recs if r.seq <= cut]
+    assert W.raw_at(corpus_store, full.id, cut, full.round.number, cut) == corpus_store.raw(full.id, cut)
+    with pytest.raises(W.WindowError):
+        W.raw_at(corpus_store, full.id, cut + 1, full.round.number, cut)

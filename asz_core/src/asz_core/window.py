@@ -262,8 +262,16 @@ def build(store: Store, conversation: str, head: str | int | None = None, spec: 
         for s in full.steps:
             if s.stream in sub:
                 cut = max(cut, s.records[-1])
+        del full, rts_full, sub  # the head's view is not kept: the window is assembled again
+        versioned = store.db.execute("SELECT 1 FROM records WHERE conversation = ? AND round <= ? AND version > 1 LIMIT 1",
+                                     (cid, rnd.number)).fetchone()
+        if versioned:  # which version each record showed at the cut: read again from the store
+            del recs
+            recs = records_at(store, cid, rnd.number, cut)
+        else:  # every record has one version: the view at the cut is the head's records up to it
+            recs = [r for r in recs if r.seq <= cut]
+        conv = assemble(cid, runtime, rnd, recs)
         del recs
-        conv = assemble(cid, runtime, rnd, records_at(store, cid, rnd.number, cut))
     rts = roots(conv)
     first = conv.talk(judged[0])
     before = tuple(t.id for t in conv.main_talks if int(t.id[1:]) < int(first.id[1:]))
