@@ -329,3 +329,13 @@ def test_tools_never_write(corpus_store: Any, tmp_path: Path) -> None:
     assert (_store_state(corpus_store), _digest(run)) == before
     with pytest.raises(Exception):
         nav._ro.db.execute("CREATE TABLE x(a)")
+
+
+def test_an_unexpected_failure_is_an_answer(corpus_store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    nav = _nav(corpus_store, "258c7280", budget=100_000)
+
+    def boom(**_: Any) -> dict[str, Any]:
+        raise RuntimeError("disk on fire")
+    monkeypatch.setattr(nav, "_card", boom)
+    a = _ans(nav.call("card"))
+    assert "disk on fire" in a["error"] and nav.log[-1]["status"] == "error" and nav.used == nav.log[-1]["bytes"]

@@ -179,6 +179,8 @@ class Navigator:
                 raise NavError(f"{tool}: bad arguments {sorted(args)} ({exc})") from None
         except NavError as exc:
             payload, status = {"error": str(exc)}, "error"
+        except Exception as exc:  # never a crash: an answer that says what failed, counted like any other
+            payload, status = {"error": f"{tool} could not answer: {type(exc).__name__}: {_clip(str(exc), 300)}"}, "error"
         text = self._envelope(tool, payload)
         n = len(text)
         if n > self.left:
