@@ -1,8 +1,11 @@
-"""Entry point module (group ``asz``) for the evaluator backends. It advertises nothing yet."""
+"""Entry point module (group ``asz``) for the evaluator backends. Imports no SDK: each backend
+imports what it needs inside its class."""
 
 from asz_core import hookimpl
 
 
 @hookimpl
 def asz_evaluator_backends():
-    return []
+    from .scripted import ScriptedEvaluator
+
+    return [ScriptedEvaluator]

@@ -1,0 +1,362 @@
+"""Records of a judge run: what run.json, stages/<stage>.json and close.json hold, and what an
+evaluator backend is given and gives back. Frozen attrs classes, no serialisation code: JSON
+goes through :mod:`asz_core.convert` only (docs/judge.md describes every field).
+
+Bump :data:`VERSION` on any change of a file's shape.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from attrs import field, frozen
+
+VERSION = 1
+"""Version of the run files' shape (run.json, stages/*.json, close.json). Bump on change."""
+
+STATUSES = ("complete", "partial", "failed", "skipped")
+
+
+# --- what an evaluator backend is given and returns ---------------------------------------------
+
+@frozen
+class Request:
+    """One model request of an evaluator call, as the provider reported it. A count the provider
+    never said is None (unknown), never 0."""
+
+    input: int | None = None
+    output: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
+    model: str | None = None
+    said: bool = True
+    """False when the provider never said this request's usage (its answer was lost): counted
+    apart, never as zero."""
+    reads: tuple[str, ...] = ()
+    """The navigation tools this request called (names, in order)."""
+
+    @property
+    def input_side(self) -> int | None:
+        parts = (self.input, self.cache_read, self.cache_write)
+        if not self.said or any(p is None for p in parts):
+            return None
+        return sum(parts)  # type: ignore[arg-type]
+
+
+@frozen
+class EvaluatorCall:
+    """One call a stage gives an evaluator backend. ``navigator`` holds the reading budget."""
+
+    stage: str
+    call: int
+    """1-based number of the call within its stage."""
+    attempt: int
+    """1, or 2 when the first attempt gave nothing readable."""
+    prompt: str
+    schema: dict[str, Any]
+    budget: int
+    directory: Path
+    """The attempt's own directory (prompt.md, requests.jsonl, answer.txt, stderr.txt)."""
+    navigator: Any = field(eq=False, repr=False)
+    """A :class:`asz_core.navigation.Navigator` over the run's window, with this call's budget."""
+    argument: str | None = None
+    """The part after ``NAME:`` in the evaluator spec (scripted: its script file)."""
+    options: dict[str, Any] = field(factory=dict)
+    """The backend's section of ``evaluators:`` in asz.yaml."""
+
+
+@frozen
+class CallResult:
+    """What a backend returns for one call."""
+
+    answer: Any = None
+    """The answer: a JSON value (usually an object), or None when only ``raw`` came back."""
+    raw: str = ""
+    """The answer exactly as the evaluator gave it (kept as answer.txt)."""
+    requests: tuple[Request, ...] = ()
+    stderr: str = ""
+    error: str | None = None
+    """Why the call failed, when it did (nothing readable, a crash, a timeout)."""
+    model: str | None = None
+    model_window: int | None = None
+    """The model's context window, when the evaluator said it."""
+    reported_cost: Decimal | None = None
+    """What a CLI says the call cost, kept beside asz's own figures, never instead of them."""
+
+
+# --- what a stage file says of how it ran --------------------------------------------------------
+
+@frozen
+class Consumed:
+    """What evaluator calls consumed: counted from what the provider reported, never estimated."""
+
+    requests: int = 0
+    """Requests whose usage was said."""
+    unknown_requests: int = 0
+    """Requests whose usage the provider never said: counted apart, never as zero."""
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    unknown: dict[str, int] = field(factory=dict)
+    """Per type, said requests that did not say that type."""
+    largest_input_side: int | None = None
+    """The largest input side (input + cache read + cache write) of one request."""
+    model_window: int | None = None
+    """The model's window, when the evaluator said it."""
+    reported_cost: Decimal | None = None
+
+
+@frozen
+class AttemptRecord:
+    call: int
+    attempt: int
+    directory: str
+    """Relative to the run directory."""
+    prompt_bytes: int
+    status: str
+    """``ok``, or ``unreadable`` / ``failed`` with ``error``."""
+    error: str | None
+    read_bytes: int
+    """Bytes of navigation answers the call read (its budget's use)."""
+    tool_calls: int
+    seconds: float
+    consumed: Consumed
+
+
+@frozen
+class StageRun:
+    """How a stage ran (its header)."""
+
+    mode: str
+    """``single`` or ``stream`` (auto resolved), or ``none`` when no call ran."""
+    calls: int = 0
+    attempts: int = 0
+    largest_prompt_bytes: int = 0
+    read_bytes: int = 0
+    consumed: Consumed = Consumed()
+    started: str | None = None
+    ended: str | None = None
+    seconds: float = 0.0
+    attempt_log: tuple[AttemptRecord, ...] = ()
+
+
+@frozen
+class KitRef:
+    """The kit a stage was made with, by SHA-256 digest."""
+
+    digest: str
+    """The whole kit (every prompt and schema)."""
+    prompt_template: str
+    """The stage's template as sent: the shared prompt followed by the stage's prompt."""
+    schema: str
+    path: str
+
+
+@frozen
+class EvaluatorRef:
+    spec: str
+    """As given: NAME or NAME:ARGUMENT."""
+    name: str
+    distribution: str
+    version: str
+    models: tuple[str, ...] = ()
+
+
+@frozen
+class Check:
+    """Something asz left out, filled in or changed in an answer, and why."""
+
+    kind: str
+    """``left_out``, ``filled_in`` or ``changed``."""
+    where: str
+    """What it is about: an input, a target, a goal, a call."""
+    what: str
+
+
+# --- targets ---------------------------------------------------------------------------------------
+
+ACTIONS = ("create", "refine", "steer", "accept", "correct", "cancel", "none", "not_from_person", "unknown")
+RELATIONS = ("new", "continue", "adjust", "return", "unclear", "not_from_person")
+END_STATES = ("open", "closed", "cancelled", "replaced")
+
+
+@frozen
+class Action:
+    target: str | None
+    """A target id (t3); None for none, not_from_person and unknown."""
+    action: str
+    note: str | None = None
+
+
+@frozen
+class Relation:
+    relation: str
+    goal: str | None = None
+    follows: str | None = None
+    """The earlier input of its goal this one follows (continue, adjust, return)."""
+    statement: str | None = None
+    """What the goal asks after this input (new, adjust): the goal's evolution."""
+
+
+@frozen
+class InputJudgment:
+    input: str
+    step: str
+    talk: str
+    source: str
+    call: int
+    actions: tuple[Action, ...]
+    relations: tuple[Relation, ...]
+    answered: bool = True
+    """False when the evaluator left it unanswered (its action is unknown, its relation unclear)."""
+
+
+@frozen
+class Criterion:
+    id: str
+    """t2.c1: given by asz when the stage is accepted."""
+    text: str
+    dropped: bool = False
+    """A criterion the person dropped: kept, marked, never judged."""
+    dropped_by: str | None = None
+
+
+@frozen
+class Target:
+    id: str
+    statement: str
+    kind: str | None
+    """``change``, ``question`` or ``other`` as the evaluator said."""
+    criteria: tuple[Criterion, ...]
+    talks: tuple[str, ...]
+    state: str
+    """open, closed, cancelled or replaced (the end state)."""
+    replaced_by: str | None
+    goal: str | None
+    """The goal of the input that created it; None when that cannot be shown."""
+    created_by: str
+    """The input that created it."""
+    inputs: tuple[str, ...]
+    """Every input that acted on it, in order."""
+
+
+@frozen
+class Evolution:
+    input: str
+    relation: str
+    statement: str | None
+
+
+@frozen
+class Goal:
+    id: str
+    members: tuple[str, ...]
+    main_target: str | None
+    """The main target, or None: undetermined."""
+    main_basis: str
+    """``only_member``, ``cited`` or ``undetermined``."""
+    main_cited: str | None
+    """The input the evaluator cited for the main target."""
+    inputs: tuple[str, ...]
+    """Inputs related to it, in order (its last is what the next call is given)."""
+    evolution: tuple[Evolution, ...]
+
+
+@frozen
+class TargetsHeader:
+    inputs: int
+    """Inputs the stage answers for."""
+    answered: int
+    goals: int
+    targets: int
+    targets_in_no_goal: int
+    never_read: int = 0
+    """Inputs of calls that never ended (a failed stage)."""
+
+
+# --- files ----------------------------------------------------------------------------------------
+
+@frozen
+class StageFile:
+    """One Session Judgment file: ``stages/<stage>.json``, written once."""
+
+    version: int
+    stage: str
+    status: str
+    """complete, partial, failed or skipped."""
+    reason: str | None
+    """Why it failed or was skipped."""
+    note: tuple[str, ...]
+    """What was left out or filled in (a partial stage), in words."""
+    conversation: str
+    head: str
+    head_digest: str
+    window: str
+    kit: KitRef | None
+    evaluator: EvaluatorRef | None
+    run: StageRun
+    checks: tuple[Check, ...] = ()
+    header: TargetsHeader | None = None
+    goals: tuple[Goal, ...] = ()
+    targets: tuple[Target, ...] = ()
+    inputs: tuple[InputJudgment, ...] = ()
+
+
+@frozen
+class PriceRef:
+    name: str
+    path: str | None
+    sha256: str
+
+
+@frozen
+class RunFile:
+    """``run.json``: what the run is pinned to, written when the run starts."""
+
+    version: int
+    run: str
+    conversation: str
+    runtime: str
+    head: str
+    """The round, r3 (``asz judge mcp --run`` reads it)."""
+    head_digest: str
+    window: str
+    """The window as asked (all, k3..k7, FROM..TO)."""
+    window_detail: dict[str, Any]
+    prices: PriceRef
+    kit: str
+    """SHA-256 of the whole kit."""
+    kit_path: str
+    config: dict[str, Any]
+    stages: tuple[str, ...]
+    """The stages asked for, in order."""
+    evaluators: dict[str, EvaluatorRef]
+    """Per stage asked for: its evaluator."""
+    plugins: dict[str, str]
+    """Distribution -> version of every loaded plugin."""
+    asz: str
+    started: str
+
+
+@frozen
+class CloseFile:
+    """``close.json``: the run closed. The final statement (outcomes, scores) arrives with the close stage."""
+
+    version: int
+    run: str
+    ended: str
+    seconds: float
+    """From the run's start to its end."""
+    evaluator_seconds: float
+    """Time the evaluator stages ran."""
+    consumed: Consumed
+    """What all evaluator stages consumed."""
+    per_minute: dict[str, float]
+    """Tokens of each type per minute of evaluator time."""
+    stages: dict[str, str]
+    """Stage -> its status."""
+    statement: Any = None
+    """The final statement; None until the close stage is built."""

@@ -1,0 +1,573 @@
+"""The stage runner: a judge run from its directory to its close (docs/judge.md).
+
+``judge(options)`` pins a run to one head and window, writes ``run.json``, runs the stages in
+order and writes each as one Session Judgment file, once, atomically; a stage that fails is
+written failed with the reason, and the run still closes. Stages not built yet are written
+skipped. Runs are never merged: judging the same head again makes a new run directory.
+
+What each evaluator call is sent and gives back is kept under
+``calls/<stage>/<call>/<attempt>/``: ``prompt.md``, ``requests.jsonl`` (one request a line),
+``answer.txt`` (the raw answer), ``stderr.txt`` and ``reads.jsonl`` (the navigation log). A call
+that gives nothing readable is tried once more in its own directory; what the failed attempt
+consumed still counts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+from attrs import field, frozen
+
+from . import config as configs
+from .convert import dumps, unstructure
+from .errors import AszError, ConfigError
+from .judgment import (VERSION, AttemptRecord, CallResult, CloseFile, Consumed, EvaluatorCall, EvaluatorRef,
+                       PriceRef, Request, RunFile, StageFile, StageRun)
+from .store import Store, asz_home
+
+Progress = Callable[[str], None]
+
+BUILT = ("targets",)
+"""Stages this asz can run; the others are written skipped, "not built yet"."""
+SOURCE_STAGES = ("reference", "divergence")
+
+
+@frozen
+class JudgeOptions:
+    """What ``asz judge`` was asked (flags); the configuration file fills the rest."""
+
+    conversation: str
+    head: str | None = None
+    window: str | None = None
+    evaluator: str | None = None
+    stage_evaluators: dict[str, str] = field(factory=dict)
+    config: Path | None = None
+    stages: tuple[str, ...] | None = None
+    prices: str | None = None
+    settings: dict[str, Any] = field(factory=dict)
+    """Flat overrides of the configuration (``judge.mode``: ``stream``)."""
+
+
+@frozen
+class RunResult:
+    path: Path
+    stages: dict[str, str]
+    close: CloseFile
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def write_once(path: Path, data: bytes) -> None:
+    """Write ``path`` atomically (a temp file, then a link that fails if it exists): once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp.write_bytes(data)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise AszError(f"{path} exists already: a run's files are written once") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+# --- evaluators ----------------------------------------------------------------------------------
+
+@frozen
+class EvaluatorSpec:
+    spec: str
+    name: str
+    argument: str | None
+    options: dict[str, Any]
+
+
+def parse_evaluator(spec: str, cfg: configs.Config) -> EvaluatorSpec:
+    """``NAME`` or ``NAME:ARGUMENT``; options from the configuration's ``evaluators:`` section
+    (a relative ``script`` is read relative to the configuration file)."""
+    name, _, arg = spec.partition(":")
+    if not name:
+        raise ConfigError(f"evaluator {spec!r}: give NAME or NAME:ARGUMENT")
+    opts = dict(cfg.evaluators.get(name) or {})
+    base = Path(cfg.source).parent if cfg.source else Path.cwd()
+    if isinstance(opts.get("script"), str):
+        opts["script"] = str((base / opts["script"]).resolve())
+    if arg:
+        arg = str(Path(arg).resolve()) if name == "scripted" else arg
+    return EvaluatorSpec(spec, name, arg or None, opts)
+
+
+# --- chunks -----------------------------------------------------------------------------------
+
+@frozen
+class Item:
+    """A thing a stage answers for (a talk, a target), with its rows as the tools show them."""
+
+    id: str
+    rows: tuple[bytes, ...]
+    row_ids: tuple[str, ...]
+
+
+@frozen
+class Chunk:
+    items: tuple[str, ...]
+    rows: tuple[bytes, ...]
+    own: tuple[str, ...]
+    """Ids of every row the call answers for (those past the limit included)."""
+    past: tuple[tuple[str, int, str, str], ...] = ()
+    """An item larger than a chunk: (item, rows past the limit, first, last row id)."""
+
+    @property
+    def bytes(self) -> int:
+        return sum(len(r) + 1 for r in self.rows)
+
+
+def plan_chunks(items: Sequence[Item], cfg: configs.JudgeConfig) -> tuple[str, list[Chunk]]:
+    """One call when the rows fit ``single_bytes`` (mode auto), else calls of at most
+    ``chunk_bytes`` of whole items; an item larger than a chunk goes alone, its rows past the
+    limit named by count."""
+    total = sum(len(r) + 1 for it in items for r in it.rows)
+    if cfg.mode == "single" or (cfg.mode == "auto" and total <= cfg.single_bytes):
+        return "single", [Chunk(tuple(i.id for i in items), tuple(r for i in items for r in i.rows),
+                                tuple(x for i in items for x in i.row_ids))]
+    chunks: list[Chunk] = []
+    cur: list[Item] = []
+    size = 0
+
+    def flush() -> None:
+        nonlocal cur, size
+        if cur:
+            chunks.append(Chunk(tuple(i.id for i in cur), tuple(r for i in cur for r in i.rows),
+                                tuple(x for i in cur for x in i.row_ids)))
+        cur, size = [], 0
+
+    for it in items:
+        n = sum(len(r) + 1 for r in it.rows)
+        if n > cfg.chunk_bytes:
+            flush()
+            kept, used = [], 0
+            for r in it.rows:
+                if kept and used + len(r) + 1 > cfg.chunk_bytes:
+                    break
+                kept.append(r)
+                used += len(r) + 1
+            rest = it.row_ids[len(kept):]
+            chunks.append(Chunk((it.id,), tuple(kept), it.row_ids,
+                                ((it.id, len(rest), rest[0], rest[-1]),) if rest else ()))
+            continue
+        if cur and size + n > cfg.chunk_bytes:
+            flush()
+        cur.append(it)
+        size += n
+    flush()
+    return "stream", chunks
+
+
+# --- usage --------------------------------------------------------------------------------------
+
+def add_consumed(parts: Iterable[Consumed]) -> Consumed:
+    parts = list(parts)
+    unknown: dict[str, int] = {}
+    for p in parts:
+        for k, v in p.unknown.items():
+            unknown[k] = unknown.get(k, 0) + v
+    sides = [p.largest_input_side for p in parts if p.largest_input_side is not None]
+    wins = [p.model_window for p in parts if p.model_window is not None]
+    costs = [p.reported_cost for p in parts if p.reported_cost is not None]
+    return Consumed(requests=sum(p.requests for p in parts), unknown_requests=sum(p.unknown_requests for p in parts),
+                    input=sum(p.input for p in parts), output=sum(p.output for p in parts),
+                    cache_read=sum(p.cache_read for p in parts), cache_write=sum(p.cache_write for p in parts),
+                    unknown=unknown, largest_input_side=max(sides) if sides else None,
+                    model_window=max(wins) if wins else None, reported_cost=sum(costs) if costs else None)  # type: ignore[arg-type]
+
+
+def consumed_of(result: CallResult) -> Consumed:
+    said = [r for r in result.requests if r.said]
+    unknown: dict[str, int] = {}
+    tot = {k: 0 for k in ("input", "output", "cache_read", "cache_write")}
+    for r in said:
+        for k in tot:
+            v = getattr(r, k)
+            if v is None:
+                unknown[k] = unknown.get(k, 0) + 1
+            else:
+                tot[k] += v
+    sides = [r.input_side for r in said if r.input_side is not None]
+    return Consumed(requests=len(said), unknown_requests=len(result.requests) - len(said), **tot, unknown=unknown,
+                    largest_input_side=max(sides) if sides else None, model_window=result.model_window,
+                    reported_cost=result.reported_cost)
+
+
+def tokens(c: Consumed) -> int:
+    return c.input + c.output + c.cache_read + c.cache_write
+
+
+def consumed_line(c: Consumed, seconds: float) -> str:
+    mins = max(seconds, 1e-9) / 60
+    s = (f"{c.requests} requests" + (f" (+{c.unknown_requests} whose usage was never said)" if c.unknown_requests else "")
+         + f"; in {c.input:,} · out {c.output:,} · cache read {c.cache_read:,} · cache write {c.cache_write:,}"
+         + f"; {seconds:.1f} s")
+    if seconds > 0:
+        s += f"; {(c.input + c.cache_read + c.cache_write) / mins:,.0f} input-side and {c.output / mins:,.0f} output tokens/min"
+    return s
+
+
+# --- progress ---------------------------------------------------------------------------------
+
+class Meter:
+    """What a running stage has consumed so far; says it every ``every`` seconds."""
+
+    def __init__(self, stage: str, every: float, say: Progress | None) -> None:
+        self.stage, self.every, self.say = stage, every, say
+        self.lock = threading.Lock()
+        self.ended = 0
+        self.running: dict[str, Any] = {}  # call/attempt -> navigator
+        self.parts: list[Consumed] = []
+        self.t0 = time.monotonic()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Meter:
+        if self.say:
+            self._thread = threading.Thread(target=self._loop, name=f"asz-progress-{self.stage}", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.say(self.line())  # type: ignore[misc]
+
+    def line(self) -> str:
+        with self.lock:
+            c = add_consumed(self.parts)
+            read = sum(n.used for n in self.running.values())
+            running = len(self.running)
+            ended = self.ended
+        secs = time.monotonic() - self.t0
+        mins = max(secs, 1e-9) / 60
+        return (f"{self.stage}: {ended} calls ended, {running} running (reading {read:,} bytes so far); "
+                f"{c.requests} requests" + (f" (+{c.unknown_requests} unsaid)" if c.unknown_requests else "")
+                + f", {tokens(c):,} tokens; {(c.input + c.cache_read + c.cache_write) / mins:,.0f} in and "
+                f"{c.output / mins:,.0f} out per minute; {secs:.0f} s")
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+class Run:
+    """One run directory and what its stages share."""
+
+    def __init__(self, path: Path, window: Any, store: Store, cfg: configs.Config, kit: Any, prices: Any,
+                 adapter: Any, registry: Any, window_text: str, say: Progress | None) -> None:
+        self.path, self.window, self.store, self.cfg, self.kit = path, window, store, cfg, kit
+        self.prices, self.adapter, self.registry, self.window_text, self.say = prices, adapter, registry, window_text, say
+
+    def navigator(self, budget: int, log: Path, run_dir: Path | None = None) -> Any:
+        from .mcp_server import jsonl_sink
+        from .navigation import Navigator
+
+        return Navigator(self.window, self.store, budget=budget, run_dir=run_dir or self.path, prices=self.prices,
+                         adapter=self.adapter, log=jsonl_sink(log))
+
+    def card(self) -> str:
+        """The card as the tool answers it, for the prompt (read once, counted against no call)."""
+        from .navigation import Navigator
+
+        nav = Navigator(self.window, self.store, budget=10**12, run_dir=self.path, prices=self.prices, adapter=self.adapter)
+        card = orjson.loads(nav.call("card"))
+        card.pop("budget_left", None)  # the call's own budget is stated in the prompt
+        card.pop("tool", None)
+        return orjson.dumps(card).decode()
+
+    def stage_file(self, stage: str, status: str, reason: str | None, **kw: Any) -> StageFile:
+        w = self.window
+        return StageFile(version=VERSION, stage=stage, status=status, reason=reason, note=kw.pop("note", ()),
+                         conversation=w.conv.id, head=w.head, head_digest=w.round.head, window=self.window_text,
+                         kit=kw.pop("kit", None), evaluator=kw.pop("evaluator", None),
+                         run=kw.pop("run", StageRun("none")), **kw)
+
+    def write_stage(self, sf: StageFile) -> None:
+        write_once(self.path / "stages" / f"{sf.stage}.json", dumps(sf, indent=True) + b"\n")
+
+
+@frozen
+class CallOutcome:
+    ok: bool
+    answer: Any
+    error: str | None
+    attempts: tuple[AttemptRecord, ...]
+
+
+class StageCalls:
+    """Runs a stage's calls against one backend, with the retry, the files and the meter."""
+
+    def __init__(self, run: Run, stage: str, spec: EvaluatorSpec, backend: Any, meter: Meter) -> None:
+        self.run, self.stage, self.spec, self.backend, self.meter = run, stage, spec, backend, meter
+        self.attempts: list[AttemptRecord] = []
+        self.models: set[str] = set()
+        self.lock = threading.Lock()
+
+    def call(self, n: int, prompt: str, schema: dict[str, Any], readable: Callable[[Any], str | None],
+             run_dir: Path | None = None) -> CallOutcome:
+        got: list[AttemptRecord] = []
+        why = "no attempt"
+        for attempt in (1, 2):
+            rel = Path("calls") / self.stage / str(n) / str(attempt)
+            d = self.run.path / rel
+            d.mkdir(parents=True, exist_ok=False)
+            pb = prompt.encode()
+            (d / "prompt.md").write_bytes(pb)
+            budget = self.run.cfg.judge.read_bytes
+            nav = self.run.navigator(budget, d / "reads.jsonl", run_dir)
+            key = f"{n}/{attempt}"
+            with self.meter.lock:
+                self.meter.running[key] = nav
+            t0 = time.monotonic()
+            ec = EvaluatorCall(stage=self.stage, call=n, attempt=attempt, prompt=prompt, schema=schema, budget=budget,
+                               directory=d, navigator=nav, argument=self.spec.argument, options=self.spec.options)
+            try:
+                result = self.backend.judge(ec)
+                if not isinstance(result, CallResult):
+                    result = CallResult(error=f"the {self.spec.name} backend returned {type(result).__name__}, not a CallResult")
+            except AszError as exc:
+                result = CallResult(error=str(exc), stderr=str(exc))
+            except Exception as exc:  # a backend's crash fails the call, never the run
+                result = CallResult(error=f"{type(exc).__name__}: {exc}", stderr=traceback.format_exc())
+            secs = time.monotonic() - t0
+            with (d / "requests.jsonl").open("wb") as f:
+                for r in result.requests:
+                    f.write(dumps(r) + b"\n")
+            (d / "answer.txt").write_text(result.raw, encoding="utf-8")
+            (d / "stderr.txt").write_text(result.stderr, encoding="utf-8")
+            answer = parse_answer(result)
+            why = result.error or (readable(answer) if answer is not None else "the answer holds no JSON object")
+            c = consumed_of(result)
+            rec = AttemptRecord(call=n, attempt=attempt, directory=str(rel), prompt_bytes=len(pb),
+                                status="ok" if why is None else ("failed" if result.error else "unreadable"), error=why,
+                                read_bytes=nav.used, tool_calls=nav.calls, seconds=round(secs, 3), consumed=c)
+            got.append(rec)
+            with self.meter.lock:
+                self.meter.running.pop(key, None)
+                self.meter.parts.append(c)
+            with self.lock:
+                self.attempts.append(rec)
+                if result.model:
+                    self.models.add(result.model)
+                self.models.update(r.model for r in result.requests if r.model)
+            if why is None:
+                with self.meter.lock:
+                    self.meter.ended += 1
+                return CallOutcome(True, answer, None, tuple(got))
+        with self.meter.lock:
+            self.meter.ended += 1
+        return CallOutcome(False, None, why, tuple(got))
+
+    def side_by_side(self, jobs: Sequence[Callable[[], CallOutcome]]) -> list[CallOutcome]:
+        """Calls side by side, up to judge.concurrency at once, results in order."""
+        with ThreadPoolExecutor(max_workers=self.run.cfg.judge.concurrency) as pool:
+            return list(pool.map(lambda j: j(), jobs))
+
+    def stage_run(self, mode: str, calls: int, started: str, t0: float) -> StageRun:
+        att = sorted(self.attempts, key=lambda a: (a.call, a.attempt))
+        return StageRun(mode=mode, calls=calls, attempts=len(att),
+                        largest_prompt_bytes=max((a.prompt_bytes for a in att), default=0),
+                        read_bytes=sum(a.read_bytes for a in att), consumed=add_consumed(a.consumed for a in att),
+                        started=started, ended=now(), seconds=round(time.monotonic() - t0, 3), attempt_log=tuple(att))
+
+    def evaluator_ref(self) -> EvaluatorRef:
+        return evaluator_ref(self.run.registry, self.spec, self.models)
+
+
+def evaluator_ref(registry: Any, spec: EvaluatorSpec, models: Iterable[str] = ()) -> EvaluatorRef:
+    dist, version = "(built-in)", ""
+    for p in registry.plugins():
+        if p.kind == "evaluator backend" and p.name == spec.name:
+            dist, version = p.distribution, p.version
+    return EvaluatorRef(spec=spec.spec, name=spec.name, distribution=dist, version=version, models=tuple(sorted(models)))
+
+
+def parse_answer(result: CallResult) -> Any:
+    """The answer's JSON object: given as a value, or read from the raw text (a code fence and
+    text around one object are tolerated). None when there is none."""
+    if isinstance(result.answer, dict):
+        return result.answer
+    text = (result.raw or "").strip()
+    if not text:
+        return None
+    for cand in (text, text[text.find("{"): text.rfind("}") + 1] if "{" in text else ""):
+        if not cand:
+            continue
+        try:
+            v = orjson.loads(cand)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(v, dict):
+            return v
+    return None
+
+
+# --- judge ------------------------------------------------------------------------------------
+
+def _plugin_versions(registry: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in registry.plugins():
+        out.setdefault(p.distribution, p.version)
+    return out
+
+
+def run_dir_for(conversation: str, home: Path | None = None) -> Path:
+    base = (home or asz_home()) / "runs" / conversation
+    base.mkdir(parents=True, exist_ok=True)
+    while True:
+        rid = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
+        try:
+            (base / rid).mkdir()
+            return base / rid
+        except FileExistsError:
+            continue
+
+
+def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = None,
+          progress: Progress | None = None) -> RunResult:
+    """A judge run over one conversation at one head (see the module's docstring)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from . import ledger
+    from . import window as windows
+    from .registry import Registry
+    from .stages import STAGE_FUNCTIONS
+    from .stages.kit import Kit
+
+    t_run = time.monotonic()
+    started = now()
+    overrides = dict(options.settings)
+    cfg = configs.load(options.config, overrides=overrides)
+    asked = tuple(options.stages) if options.stages else configs.STAGES
+    for s in asked:
+        if s not in configs.STAGES:
+            raise ConfigError(f"no stage {s!r}; stages: {', '.join(configs.STAGES)}")
+    registry = registry or Registry()
+    specs: dict[str, EvaluatorSpec] = {}
+    for s in asked:
+        if s not in BUILT:
+            continue
+        given = options.stage_evaluators.get(s) or options.evaluator or cfg.evaluator_for(s)
+        if not given:
+            names = sorted(p.name for p in registry.plugins() if p.kind == "evaluator backend")
+            raise ConfigError(f"no evaluator for the {s} stage: give --evaluator NAME, --stage-evaluator {s}=NAME or "
+                              f"judge.evaluator in asz.yaml (installed: {', '.join(names) or 'none'})")
+        specs[s] = parse_evaluator(given, cfg)
+        registry.evaluator(specs[s].name)  # an unknown name fails before the run starts
+    for s in options.stage_evaluators:
+        if s not in configs.STAGES:
+            raise ConfigError(f"--stage-evaluator names {s!r}, which is no stage; stages: {', '.join(configs.STAGES)}")
+    kit = Kit.load()
+    store = store or Store.open()
+    w = windows.build(store, options.conversation, options.head, options.window)
+    window_text = options.window or "all"
+    prices = ledger.load_prices(options.prices)
+    try:
+        adapter = registry.runtime(w.conv.runtime)
+    except AszError:
+        adapter = None
+    path = run_dir_for(w.conv.id, Path(store.path).parent if getattr(store, "path", None) else None)
+    try:
+        asz_version = version("asz-core")
+    except PackageNotFoundError:
+        asz_version = ""
+    evals = {s: evaluator_ref(registry, sp) for s, sp in specs.items()}
+    rf = RunFile(version=VERSION, run=path.name, conversation=w.conv.id, runtime=w.conv.runtime, head=w.head,
+                 head_digest=w.round.head, window=window_text, window_detail=w.to_json(),
+                 prices=PriceRef(name=prices.file.name, path=prices.file.path, sha256=prices.file.sha256),
+                 kit=kit.digest, kit_path=str(kit.path), config=configs.to_json(cfg), stages=asked, evaluators=evals,
+                 plugins=_plugin_versions(registry), asz=asz_version, started=started)
+    write_once(path / "run.json", dumps(rf, indent=True) + b"\n")
+    run = Run(path, w, store, cfg, kit, prices, adapter, registry, window_text, progress)
+    statuses: dict[str, str] = {}
+    parts: list[Consumed] = []
+    eval_secs = 0.0
+    for stage in configs.STAGES:
+        if stage not in asked:
+            sf = run.stage_file(stage, "skipped", "not asked for (--stages)")
+        elif stage in SOURCE_STAGES:
+            sf = run.stage_file(stage, "skipped", "no sources were given" if stage == "reference" else
+                                "no sources were given (and the reference stage is not built yet)")
+        elif stage not in BUILT:
+            sf = run.stage_file(stage, "skipped", "not built yet")
+        else:
+            sp = specs[stage]
+            backend = registry.evaluator(sp.name)()
+            try:
+                sf = STAGE_FUNCTIONS[stage](run, sp, backend)
+            except AszError as exc:
+                sf = run.stage_file(stage, "failed", str(exc))
+            except Exception as exc:  # a stage's own failure is written, and the run still closes
+                sf = run.stage_file(stage, "failed", f"{type(exc).__name__}: {exc}")
+                (path / "calls").mkdir(exist_ok=True)
+                (path / "calls" / f"{stage}.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
+            parts.append(sf.run.consumed)
+            eval_secs += sf.run.seconds
+            if progress:
+                progress(f"{stage}: {sf.status}" + (f" ({sf.reason})" if sf.reason else "")
+                         + f"; {sf.run.calls} calls, {sf.run.attempts} attempts; " + consumed_line(sf.run.consumed, sf.run.seconds))
+        run.write_stage(sf)
+        statuses[stage] = sf.status
+    total = add_consumed(parts)
+    mins = max(eval_secs, 1e-9) / 60
+    close = CloseFile(version=VERSION, run=path.name, ended=now(), seconds=round(time.monotonic() - t_run, 3),
+                      evaluator_seconds=round(eval_secs, 3), consumed=total,
+                      per_minute={k: round(getattr(total, k) / mins, 1) if eval_secs > 0 else 0.0
+                                  for k in ("input", "output", "cache_read", "cache_write")},
+                      stages=statuses)
+    write_once(path / "close.json", dumps(close, indent=True) + b"\n")
+    if progress:
+        progress("run closed: the evaluator stages consumed " + consumed_line(total, eval_secs))
+    return RunResult(path, statuses, close)
+
+
+# --- reading a run ----------------------------------------------------------------------------
+
+def find_run(name: str | Path, home: Path | None = None) -> Path:
+    """A run directory by path, by run id, or by a unique prefix of a run id."""
+    p = Path(name)
+    if (p / "run.json").is_file():
+        return p
+    base = (home or asz_home()) / "runs"
+    hits = sorted(d for d in base.glob(f"*/{name}*") if (d / "run.json").is_file()) if base.is_dir() and "/" not in str(name) else []
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise AszError(f"no run {str(name)!r}: give a run directory or a run id (under {base})")
+    raise AszError(f"{str(name)!r} names {len(hits)} runs: " + ", ".join(h.name for h in hits[:5]))
+
+
+def read_run(path: Path) -> dict[str, Any]:
+    """A run as plain JSON: run.json, every stage file written, and close.json when it closed."""
+    def load(p: Path) -> Any:
+        return orjson.loads(p.read_bytes()) if p.is_file() else None
+
+    stages = {}
+    for s in configs.STAGES:
+        got = load(path / "stages" / f"{s}.json")
+        if got is not None:
+            stages[s] = got
+    return {"path": str(path), "run": load(path / "run.json"), "stages": stages, "close": load(path / "close.json")}
+
+
+__all__ = ["JudgeOptions", "RunResult", "judge", "find_run", "read_run", "plan_chunks", "Item", "Chunk", "write_once",
+           "parse_answer", "unstructure", "attrs"]

@@ -1,0 +1,14 @@
+"""The stages of a judge run, in order (decisions.md section 4). Each built stage is a function
+``(run, evaluator spec, backend) -> StageFile``; the runner writes what it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..config import STAGES
+from .targets import run_targets
+
+STAGE_FUNCTIONS: dict[str, Callable[..., Any]] = {"targets": run_targets}
+
+__all__ = ["STAGES", "STAGE_FUNCTIONS"]

@@ -1,0 +1,560 @@
+"""The targets stage: a scan of the inputs in order (spec: "Targets", "Goals", "One call or
+several", "Every answer is checked"; docs/judge.md).
+
+Each call answers for its own inputs and is given the catalogue the calls before it left (every
+target found so far, bounded by judge.state_bytes) and the goals found so far, each with the
+last input related to it. asz checks every answer against the record before it takes it:
+
+* an id the conversation (or the call) does not hold is left out, with what rests on it;
+* an input left unanswered gets the action ``unknown`` and the relation ``unclear``;
+* a relation the record does not allow becomes ``unclear``: a continue, adjust or return must
+  follow an earlier input of its goal, a new must start a goal no earlier input relates to, and
+  a return right after an input of the same goal is a continue;
+* a new target or goal gets the next id (t4, g2) in the order of the input that first acted on
+  it; criteria are numbered t4.c1, and a dropped one is kept and marked;
+* a goal's main target is its only member, or the member the evaluator cited a person's input
+  for; otherwise undetermined;
+* a call that gives nothing readable twice fails the stage, which counts the inputs never read.
+
+A stage with anything left out, filled in or changed is partial, and its note says what.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+from attrs import define, field
+
+from ..assembly import PERSON_SOURCES, Step
+from ..judgment import (ACTIONS, END_STATES, RELATIONS, Action, Check, Criterion, Evolution, Goal, InputJudgment,
+                        Relation, StageFile, Target, TargetsHeader)
+from ..navigation import _clip
+from ..runner import Chunk, EvaluatorSpec, Item, Meter, Run, StageCalls, now, plan_chunks
+from .kit import render
+
+STAGE = "targets"
+TID = re.compile(r"t[1-9]\d*")
+DIRECTING = frozenset({"create", "refine", "steer", "correct"})
+KINDS = ("change", "question", "other")
+CONTEXT_ROWS = 3
+"""Rows of the call before that a later call of a scan is given as context."""
+SHORT = 160
+"""Bytes of a statement in a shortened catalogue entry."""
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _str(v: Any) -> str | None:
+    return v.strip() if isinstance(v, str) and v.strip() else None
+
+
+def _fold(s: str) -> str:
+    return " ".join(s.split()).lower()
+
+
+@define
+class _Target:
+    id: str
+    created_by: str
+    statement: str = ""
+    kind: str | None = None
+    criteria: list[Criterion] = field(factory=list)
+    talks: list[str] = field(factory=list)
+    state: str = "open"
+    replaced_by: str | None = None
+    goal: str | None = None
+    inputs: list[str] = field(factory=list)
+
+    def freeze(self, order: dict[str, int]) -> Target:
+        talks = tuple(sorted(set(self.talks), key=lambda k: int(k[1:])))
+        return Target(self.id, self.statement, self.kind, tuple(self.criteria), talks, self.state, self.replaced_by,
+                      self.goal, self.created_by, tuple(sorted(self.inputs, key=lambda i: order.get(i, 0))))
+
+
+@define
+class _Goal:
+    id: str
+    inputs: list[str] = field(factory=list)
+    evolution: list[Evolution] = field(factory=list)
+    claim: tuple[str, str] | None = None
+    """(target, the person's input cited for it as main)."""
+
+
+class Scan:
+    """The catalogue a scan builds, call by call."""
+
+    def __init__(self, inputs: list[Step], judged: set[str], all_inputs: set[str]) -> None:
+        self.order = [s.input for s in inputs if s.input]
+        self.pos = {iid: n for n, iid in enumerate(self.order)}
+        self.step_of = {s.input: s for s in inputs}
+        self.judged = judged
+        self.all_inputs = all_inputs
+        self.targets: dict[str, _Target] = {}
+        self.goals: dict[str, _Goal] = {}
+        self.results: dict[str, InputJudgment] = {}
+        self.input_goals: dict[str, list[str]] = {}
+        self.not_person: set[str] = set()
+        self.checks: list[Check] = []
+        self.read_upto = -1
+
+    # --- checks --------------------------------------------------------------------------------
+    def left_out(self, where: str, what: str) -> None:
+        self.checks.append(Check("left_out", where, what))
+
+    def filled(self, where: str, what: str) -> None:
+        self.checks.append(Check("filled_in", where, what))
+
+    def changed(self, where: str, what: str) -> None:
+        self.checks.append(Check("changed", where, what))
+
+    def _read(self, iid: Any) -> bool:
+        """An input this scan has read by now (its own call's or an earlier one's)."""
+        return isinstance(iid, str) and iid in self.pos and self.pos[iid] <= self.read_upto
+
+    # --- one call's answer ----------------------------------------------------------------------
+    def apply(self, n: int, own: list[str], ans: dict[str, Any]) -> None:
+        ownset = set(own)
+        self.read_upto = max(self.pos[i] for i in own)
+        entries: dict[str, dict[str, Any]] = {}
+        for e in _list(ans.get("inputs")):
+            iid = e.get("input") if isinstance(e, dict) else None
+            if not isinstance(iid, str):
+                self.left_out(f"call {n}", "an answer entry that names no input")
+            elif iid not in ownset:
+                why = ("it is not one of this call's inputs" if iid in self.pos or iid in self.all_inputs
+                       else "the conversation holds no such input")
+                self.left_out(iid, f"an answer for {iid}: {why}")
+            elif iid in entries:
+                self.left_out(iid, "a second answer for the same input")
+            else:
+                entries[iid] = e
+        tdefs: dict[str, dict[str, Any]] = {}
+        for t in _list(ans.get("targets")):
+            key = t.get("target") if isinstance(t, dict) else None
+            if not isinstance(key, str):
+                self.left_out(f"call {n}", "a target entry that names no target")
+            elif key in tdefs:
+                self.left_out(key, "a second entry for the same target")
+            else:
+                tdefs[key] = t
+        tkeys: dict[str, str] = {}
+        gkeys: dict[str, str] = {}
+        for iid in own:
+            e = entries.get(iid)
+            s = self.step_of[iid]
+            if e is None:
+                self.results[iid] = InputJudgment(iid, s.id, s.talk or "", s.source or "", n, (Action(None, "unknown"),),
+                                                  (Relation("unclear"),), answered=False)
+                self.input_goals[iid] = []
+                self.filled(iid, "left unanswered: its action is unknown and its relation unclear")
+                continue
+            created: list[str] = []
+            acts = self._actions(iid, e.get("actions"), tkeys, created)
+            rels = self._relations(iid, e.get("relations"), acts, gkeys)
+            goals = self.input_goals[iid]
+            for tid in created:
+                t = self.targets[tid]
+                if len(goals) == 1:
+                    t.goal = goals[0]
+                elif len(goals) > 1:
+                    key = next((k for k, v in tkeys.items() if v == tid), None)
+                    named = (tdefs.get(key) or {}).get("goal") if key else None
+                    gid = gkeys.get(named) if isinstance(named, str) else None
+                    gid = gid or (named if named in goals else None)
+                    if gid in goals:
+                        t.goal = gid
+                    else:
+                        self.changed(tid, f"created by {iid}, which relates to {', '.join(goals)}, and the answer does "
+                                          "not say which goal it serves: it stays in no goal")
+            self.results[iid] = InputJudgment(iid, s.id, s.talk or "", s.source or "", n, tuple(acts), tuple(rels))
+        for key, t in tdefs.items():
+            tid = tkeys.get(key) or (key if key in self.targets else None)
+            if tid is None:
+                self.left_out(key, f"a target {key} that no input creates" if not TID.fullmatch(key)
+                              else f"a change to {key}: no such target")
+                continue
+            self._update(tid, t, tkeys)
+        for key, tid in tkeys.items():
+            if key not in tdefs:
+                self.filled(tid, f"created by {self.targets[tid].created_by} but never described: its statement is empty")
+        for g in _list(ans.get("goals")):
+            self._goal_claim(g, tkeys, gkeys)
+
+    def _target_id(self, key: str, tkeys: dict[str, str]) -> str | None:
+        return tkeys.get(key) or (key if key in self.targets else None)
+
+    def _actions(self, iid: str, raw: Any, tkeys: dict[str, str], created: list[str]) -> list[Action]:
+        out: list[Action] = []
+        for a in _list(raw):
+            act = a.get("action") if isinstance(a, dict) else None
+            if act not in ACTIONS:
+                self.left_out(iid, f"action {act!r}, which is no action")
+                continue
+            note = _str(a.get("note"))
+            if act in ("none", "not_from_person", "unknown"):
+                out.append(Action(None, act, note))
+                continue
+            key = a.get("target")
+            if not isinstance(key, str):
+                self.left_out(iid, f"{act} that names no target")
+                continue
+            if act == "create":
+                if key in tkeys or key in self.targets:
+                    by = self.targets[self._target_id(key, tkeys)].created_by  # type: ignore[index]
+                    self.left_out(iid, f"create of {key}, which {by} created already")
+                    continue
+                tid = f"t{len(self.targets) + 1}"
+                tkeys[key] = tid
+                self.targets[tid] = _Target(tid, iid)
+                created.append(tid)
+            else:
+                tid = self._target_id(key, tkeys)  # type: ignore[assignment]
+                if tid is None:
+                    self.left_out(iid, f"{act} on {key}, a target no input before it created")
+                    continue
+            t = self.targets[tid]
+            if iid not in t.inputs:
+                t.inputs.append(iid)
+            s = self.step_of[iid]
+            if act in DIRECTING and s.talk and s.talk not in t.talks:
+                t.talks.append(s.talk)
+            out.append(Action(tid, act, note))
+        if not out:
+            self.filled(iid, ("no action of its answer was kept" if _list(raw) else "its answer gives no action")
+                        + ": its action is unknown")
+            out = [Action(None, "unknown")]
+        if any(a.action == "not_from_person" for a in out):
+            self.not_person.add(iid)
+        return out
+
+    def _unclear(self, iid: str, why: str) -> Relation:
+        self.changed(iid, f"{why}: unclear")
+        return Relation("unclear")
+
+    def _relations(self, iid: str, raw: Any, acts: list[Action], gkeys: dict[str, str]) -> list[Relation]:
+        p = self.pos[iid]
+        prev = self.order[p - 1] if p > 0 else None
+        out: list[Relation] = []
+        for r in _list(raw):
+            rel = r.get("relation") if isinstance(r, dict) else None
+            if rel not in RELATIONS:
+                out.append(self._unclear(iid, f"relation {rel!r}, which is no relation"))
+                continue
+            goal, follows, stmt = r.get("goal"), r.get("follows"), _str(r.get("statement"))
+            if rel == "unclear":
+                out.append(Relation("unclear"))
+            elif rel == "not_from_person":
+                if all(a.action == "not_from_person" for a in acts):
+                    out.append(Relation("not_from_person"))
+                else:
+                    out.append(self._unclear(iid, "not_from_person, though its actions say the person wrote it"))
+            elif rel == "new":
+                if isinstance(goal, str) and (goal in gkeys or goal in self.goals):
+                    have = self.goals[gkeys.get(goal, goal)].inputs
+                    out.append(self._unclear(iid, f"new names {goal}, which {have[0] if have else 'an earlier input'} "
+                                                  "started already"))
+                    continue
+                gid = f"g{len(self.goals) + 1}"
+                gkeys[goal if isinstance(goal, str) else f"#{gid}"] = gid
+                self.goals[gid] = _Goal(gid, evolution=[Evolution(iid, "new", stmt)])
+                out.append(Relation("new", gid, None, stmt))
+            else:
+                gid = (gkeys.get(goal) or (goal if goal in self.goals else None)) if isinstance(goal, str) else None
+                if gid is None:
+                    out.append(self._unclear(iid, f"{rel} names {goal!r}, a goal no earlier input started"))
+                    continue
+                g = self.goals[gid]
+                if not isinstance(follows, str) or follows not in g.inputs or follows == iid:
+                    out.append(self._unclear(iid, f"{rel} of {gid} follows {follows!r}, which is no earlier input of {gid}"))
+                    continue
+                if rel == "return" and prev is not None and gid in self.input_goals.get(prev, []):
+                    self.changed(iid, f"return to {gid} right after {prev}, an input of {gid}: continue")
+                    rel = "continue"
+                if rel == "adjust":
+                    g.evolution.append(Evolution(iid, "adjust", stmt))
+                out.append(Relation(rel, gid, follows, stmt if rel == "adjust" else None))
+        if not out:
+            self.filled(iid, "its answer gives no relation: unclear")
+            out = [Relation("unclear")]
+        gids: list[str] = []
+        for rr in out:
+            if rr.goal and rr.goal not in gids:
+                gids.append(rr.goal)
+        self.input_goals[iid] = gids
+        for gid in gids:
+            self.goals[gid].inputs.append(iid)
+        return out
+
+    def _update(self, tid: str, t: dict[str, Any], tkeys: dict[str, str]) -> None:
+        T = self.targets[tid]
+        st = _str(t.get("statement"))
+        if st:
+            T.statement = st
+        if t.get("kind") in KINDS:
+            T.kind = t["kind"]
+        elif t.get("kind") is not None:
+            self.left_out(tid, f"kind {t.get('kind')!r}, which is no kind")
+        for c in _list(t.get("criteria")):
+            if not isinstance(c, dict):
+                self.left_out(tid, "a criterion that is not an object")
+                continue
+            cid, text, by = c.get("id"), _str(c.get("text")), c.get("dropped_by")
+            if by is not None and not (self._read(by) and by not in self.not_person):
+                self.left_out(tid, f"a criterion dropped by {by!r}, which is no person's input read so far: kept live")
+                by = None
+            idx = None
+            if cid is not None:
+                idx = next((k for k, x in enumerate(T.criteria) if x.id == cid), None)
+                if idx is None:
+                    self.left_out(tid, f"criterion {cid!r}: {tid} has no such criterion")
+                    continue
+            elif text:
+                idx = next((k for k, x in enumerate(T.criteria) if _fold(x.text) == _fold(text)), None)
+            if idx is not None:  # an existing criterion: only a drop changes it, and nothing is removed
+                if by is not None and not T.criteria[idx].dropped:
+                    T.criteria[idx] = attrs.evolve(T.criteria[idx], dropped=True, dropped_by=by)
+                continue
+            if not text:
+                self.left_out(tid, "a criterion with no text")
+                continue
+            T.criteria.append(Criterion(f"{tid}.c{len(T.criteria) + 1}", text, by is not None, by))
+        for k in _list(t.get("talks")):
+            if isinstance(k, str) and k in self.judged:
+                if k not in T.talks:
+                    T.talks.append(k)
+            else:
+                self.left_out(tid, f"talk {k!r}: not a judged main talk")
+        state = t.get("state")
+        if state is not None:
+            if state in END_STATES:
+                T.state = state
+            else:
+                self.left_out(tid, f"end state {state!r}, which is no end state")
+        rb = t.get("replaced_by")
+        if rb is not None:
+            rid = self._target_id(rb, tkeys) if isinstance(rb, str) else None
+            if rid is None or rid == tid:
+                self.left_out(tid, f"replaced by {rb!r}, which is no other target")
+            else:
+                T.replaced_by = rid
+        if T.state == "replaced" and T.replaced_by is None:
+            self.filled(tid, "replaced, but by no target the answer names")
+
+    def _goal_claim(self, g: Any, tkeys: dict[str, str], gkeys: dict[str, str]) -> None:
+        key = g.get("goal") if isinstance(g, dict) else None
+        gid = (gkeys.get(key) or (key if key in self.goals else None)) if isinstance(key, str) else None
+        if gid is None:
+            self.left_out(str(key), f"goal {key!r}: no input relates to it")
+            return
+        mt, cited = g.get("main_target"), g.get("main_cited")
+        if mt is None:
+            return
+        tid = self._target_id(mt, tkeys) if isinstance(mt, str) else None
+        if tid is None:
+            self.left_out(gid, f"main target {mt!r}: no such target")
+            return
+        if self.targets[tid].goal != gid:
+            self.left_out(gid, f"main target {tid}, which is not a member of {gid}")
+            return
+        person = (self._read(cited) and cited not in self.not_person
+                  and self.step_of[cited].source in PERSON_SOURCES)  # type: ignore[index]
+        if not person:
+            members = sum(1 for t in self.targets.values() if t.goal == gid)
+            if members > 1:
+                self.changed(gid, f"main target {tid} cites no input of the person ({cited!r}): undetermined")
+            return
+        self.goals[gid].claim = (tid, cited)  # type: ignore[assignment]
+
+    # --- what the scan holds --------------------------------------------------------------------
+    def goal_records(self) -> list[Goal]:
+        out = []
+        for gid, g in self.goals.items():
+            members = tuple(t.id for t in self.targets.values() if t.goal == gid)
+            if g.claim and g.claim[0] in members:
+                main, basis, cited = g.claim[0], "cited", g.claim[1]
+            elif len(members) == 1:
+                main, basis, cited = members[0], "only_member", None
+            else:
+                main, basis, cited = None, "undetermined", None
+            out.append(Goal(gid, members, main, basis, cited, tuple(g.inputs), tuple(g.evolution)))
+        return out
+
+    def target_records(self) -> list[Target]:
+        return [t.freeze(self.pos) for t in self.targets.values()]
+
+    def catalogue_json(self) -> list[dict[str, Any]]:
+        from ..convert import unstructure
+
+        return [unstructure(t) for t in self.target_records()]
+
+
+# --- the prompt ---------------------------------------------------------------------------------
+
+def _input_row(s: Step, reply: Step | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"input": s.input, "step": s.id, "talk": s.talk, "source": s.source, "text": _clip(s.text),
+                           "bytes": s.size}
+    if reply is not None:
+        row["talk_reply"] = {"step": reply.id, "text": _clip(reply.text), "bytes": reply.size}
+    return row
+
+
+def _dump(o: Any) -> bytes:
+    return orjson.dumps(o)
+
+
+def inputs_of(run: Run) -> tuple[list[Item], list[Step], list[bytes]]:
+    """The items (judged main talks) with their rows (inputs from outside the agent), the input
+    steps in order, and the rows of the talks before the window (context)."""
+    w, conv = run.window, run.window.conv
+
+    def rows(kid: str) -> tuple[list[bytes], list[Step]]:
+        t = conv.talk(kid)
+        ins = [conv.step(x) for x in t.inputs]
+        ins = [s for s in ins if s.source != "agent" and s.input and s.id in w.steps]
+        reply = conv.step(t.reply) if t.reply and t.reply in w.steps else None
+        return [_dump(_input_row(s, reply if k == len(ins) - 1 else None)) for k, s in enumerate(ins)], ins
+
+    items, steps = [], []
+    for kid in w.judged:
+        r, ins = rows(kid)
+        if ins:
+            items.append(Item(kid, tuple(r), tuple(s.input for s in ins)))  # type: ignore[misc]
+            steps.extend(ins)
+    context = [b for kid in w.before for b in rows(kid)[0]]
+    return items, steps, context
+
+
+def bounded_catalogue(targets: list[dict[str, Any]], limit: int) -> str:
+    """The catalogue in at most ``limit`` bytes: whole; else open targets whole and the others
+    shortened; else all shortened; else ids and end states, as many as fit, and a count."""
+    if not targets:
+        return "(none yet)"
+
+    def short(t: dict[str, Any]) -> dict[str, Any]:
+        crit = t.get("criteria") or []
+        return {"id": t["id"], "statement": _clip(t.get("statement") or "", SHORT), "state": t["state"], "goal": t["goal"],
+                "criteria": f"{sum(1 for c in crit if not c['dropped'])} live, {sum(1 for c in crit if c['dropped'])} dropped",
+                "shortened": True}
+
+    def text(rows: list[dict[str, Any]]) -> str:
+        return "\n".join(_dump(r).decode() for r in rows)
+
+    for rows in ([t for t in targets], [t if t["state"] == "open" else short(t) for t in targets], [short(t) for t in targets]):
+        s = text(rows)
+        if len(s.encode()) <= limit:
+            return s
+    lines: list[str] = []
+    used = 0
+    for k, t in enumerate(targets):
+        line = _dump({"id": t["id"], "state": t["state"]}).decode()
+        tail = f"… and {len(targets) - k - 1} more targets: read any of them whole with targets(id=…)"
+        if used + len(line) + 1 + len(tail) > limit:
+            lines.append(f"… and {len(targets) - k} more targets: read any of them whole with targets(id=…)")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)
+
+
+def goals_text(scan: Scan) -> str:
+    rows = []
+    for g in scan.goal_records():
+        last = g.inputs[-1] if g.inputs else None
+        stmt = next((e.statement for e in reversed(g.evolution) if e.statement), None)
+        rows.append({"id": g.id, "asks": _clip(stmt or "", SHORT), "last_input": last, "members": list(g.members),
+                     "main_target": g.main_target})
+    return "\n".join(_dump(r).decode() for r in rows) if rows else "(none yet)"
+
+
+def call_note(n: int, total: int, chunk: Chunk, mode: str, first_own: str, last_own: str) -> str:
+    if mode == "single":
+        s = (f"This is the only call of this stage: your inputs are every input of the judged window, "
+             f"{first_own} to {last_own}.")
+    else:
+        s = (f"This is call {n} of {total} of a scan in order. Your inputs are {first_own} to {last_own}. "
+             + ("Calls before yours answered for the inputs before yours: their targets and goals are below, and "
+                "your relations can follow their inputs. " if n > 1 else "")
+             + ("Calls after yours answer for the inputs after yours." if n < total else "Yours is the last call."))
+    for item, count, a, b in chunk.past:
+        s += (f"\n\nTalk {item} holds more inputs than fit one call: {count} of its inputs ({a} to {b}) are past this "
+              f"call's limit and not listed below. They are yours too: read them with talks(item='{item}') or "
+              f"talk(id='{item}').")
+    return s
+
+
+def readable(answer: Any) -> str | None:
+    if not isinstance(answer, dict):
+        return "the answer is not a JSON object"
+    if not isinstance(answer.get("inputs"), list):
+        return "the answer has no inputs list"
+    return None
+
+
+# --- the stage ------------------------------------------------------------------------------------
+
+def run_targets(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
+    t0, started = time.monotonic(), now()
+    cfg = run.cfg.judge
+    items, steps, context = inputs_of(run)
+    conv = run.window.conv
+    all_inputs = {s.input for s in conv.steps if s.kind == "input" and s.input}
+    scan = Scan(steps, set(run.window.judged), all_inputs)
+    kit = run.kit
+    template, schema = kit.template(STAGE), kit.schema(STAGE)
+    mode, chunks = plan_chunks(items, cfg) if items else ("none", [])
+    card = run.card() if chunks else ""
+    with Meter(STAGE, cfg.progress, run.say) as meter:
+        calls = StageCalls(run, STAGE, spec, backend, meter)
+        failed: tuple[int, str, int] | None = None
+        for n, chunk in enumerate(chunks, 1):
+            own = list(chunk.own)
+            if n == 1:
+                ctx = [b.decode() for b in context] or ["(no inputs before yours)"]
+            else:
+                prev = chunks[n - 2].rows[-CONTEXT_ROWS:]
+                ctx = ([f"({len(context)} inputs of talks before the window: read them with talks)"] if context else []) \
+                    + [b.decode() for b in prev]
+            state_dir = run.path / "calls" / STAGE / str(n) / "state"
+            (state_dir / "stages").mkdir(parents=True, exist_ok=True)
+            cat = scan.catalogue_json()
+            (state_dir / "stages" / "targets.json").write_bytes(orjson.dumps({"targets": cat}, option=orjson.OPT_INDENT_2))
+            prompt = render(template, {
+                "budget": f"{cfg.read_bytes:,}", "card": card, "call_note": call_note(n, len(chunks), chunk, mode, own[0], own[-1]),
+                "own": "\n".join(b.decode() for b in chunk.rows), "context": "\n".join(ctx),
+                "catalogue": bounded_catalogue(cat, cfg.state_bytes), "goals": goals_text(scan),
+            })
+            out = calls.call(n, prompt, schema, readable, run_dir=state_dir)
+            if not out.ok:
+                never = sum(len(c.own) for c in chunks[n - 1:])
+                failed = (n, out.error or "nothing readable", never)
+                break
+            scan.apply(n, own, out.answer)
+        stage_run = calls.stage_run(mode, len(chunks) if not failed else failed[0], started, t0)
+        ev = calls.evaluator_ref()
+    ref = kit.ref(STAGE)
+    total_inputs = len(steps)
+    if failed:
+        n, why, never = failed
+        header = TargetsHeader(inputs=total_inputs, answered=0, goals=0, targets=0, targets_in_no_goal=0, never_read=never)
+        return run.stage_file(STAGE, "failed", f"call {n} gave nothing readable twice ({why}); {never} of "
+                              f"{total_inputs} inputs were never read", kit=ref, evaluator=ev, run=stage_run,
+                              header=header, checks=tuple(scan.checks))
+    targets = scan.target_records()
+    goals = scan.goal_records()
+    results = tuple(scan.results[i] for i in scan.order if i in scan.results)
+    header = TargetsHeader(inputs=total_inputs, answered=sum(1 for r in results if r.answered), goals=len(goals),
+                           targets=len(targets), targets_in_no_goal=sum(1 for t in targets if t.goal is None))
+    note = tuple(f"{c.kind.replace('_', ' ')}: {c.where}: {c.what}" for c in scan.checks)
+    return run.stage_file(STAGE, "partial" if scan.checks else "complete", None, note=note, kit=ref, evaluator=ev,
+                          run=stage_run, checks=tuple(scan.checks), header=header, goals=tuple(goals),
+                          targets=tuple(targets), inputs=results)
+
+
+__all__ = ["run_targets", "Scan", "bounded_catalogue", "inputs_of", "Path"]
