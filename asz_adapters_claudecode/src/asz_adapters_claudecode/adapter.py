@@ -58,6 +58,14 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         config = os.environ.get("CLAUDE_CONFIG_DIR")
         return [Path(config) / "projects" if config else Path.home() / ".claude" / "projects"]
 
+    def companions(self) -> list[Path]:
+        """The recorder plugin's spool (docs/recorder.md): change and execution records per tool call,
+        read by every ``asz collect`` after the files it was given (an optional adapter method)."""
+        from .recorder import spool_dir
+
+        d = spool_dir()
+        return sorted(d.glob("*.jsonl")) if d.is_dir() else []
+
     def file_requests(self, tool: str, request: Mapping[str, Any]) -> list[str]:
         key = _EDIT_TOOLS.get(tool)
         value = request.get(key) if key else None
@@ -65,6 +73,11 @@ class ClaudeCodeAdapter(RuntimeAdapter):
 
     # -- reading --------------------------------------------------------------------------
     def read(self, path: Path, cursor: Cursor) -> Iterator[Entry | Problem]:
+        from .recorder import is_spool_file, read_spool
+
+        if is_spool_file(path):
+            yield from read_spool(path, cursor)
+            return
         fname = str(path)
         st = cursor.state
         agent_file = _is_agent_file(path)

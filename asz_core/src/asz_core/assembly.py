@@ -18,6 +18,9 @@ from attrs import frozen
 from .records import Usage
 from .store import Round, StoredRecord
 
+CAPTURE_EVENTS = frozenset({"change", "execution"})
+"""Events of records captured beside the transcript, attached to the tool step they name."""
+
 PERSON_SOURCES = frozenset({"person", "queued", "command"})
 """Input sources that are the person's own words (a queued input was typed while the agent worked)."""
 
@@ -59,6 +62,11 @@ class Step:
     """Tool steps: returned, failed or no_result (never returned)."""
     starts: tuple[str, ...] = ()
     """Stream ids this step started (agent_call)."""
+    changes: tuple[dict[str, Any], ...] = ()
+    """Tool steps: the workspace change records captured for this call, in landing order: each the
+    ``change`` event (docs/events.md) with ``seq``, the record's landing position."""
+    executions: tuple[dict[str, Any], ...] = ()
+    """Tool steps: the execution records captured for this call (``execution`` events with ``seq``)."""
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Rebuild through __init__ (positional): twice as fast to unpickle as attrs' setstate,
@@ -110,6 +118,8 @@ class Conversation:
     steps: tuple[Step, ...]
     loose: tuple[str, ...]
     """Step ids of the main stream that no talk holds (before the first input)."""
+    unattached: tuple[dict[str, Any], ...] = ()
+    """Change and execution records (events with ``seq``) whose tool call no step of this view holds."""
 
     def step(self, sid: str) -> Step:
         return self.steps[int(sid[1:]) - 1]
@@ -126,6 +136,13 @@ class Conversation:
     @property
     def main_talks(self) -> list[Talk]:
         return [t for t in self.talks if t.stream == "m"]
+
+    def tool_step(self, tool_id: str) -> Step | None:
+        """The tool step of a tool call id, if the view holds one."""
+        for s in self.steps:
+            if s.tool_id == tool_id:
+                return s
+        return None
 
     def model_calls(self) -> list[Step]:
         return [s for s in self.steps if s.kind == "model_call"]
@@ -193,7 +210,17 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
         record_step.setdefault(rec.key, b)
         return b
 
+    captured: dict[str, dict[str, list[dict[str, Any]]]] = {}  # tool id -> change/execution events
+
     for rec in records:
+        if rec.events and all(ev.get("e") in CAPTURE_EVENTS for ev in rec.events):
+            # A record captured beside the transcript (a recorder's change or execution record):
+            # it belongs to the tool call it names, whenever it landed, and opens no stream.
+            for ev in rec.events:
+                tid = _tool_id(ev.get("tool"))
+                if tid:
+                    captured.setdefault(tid, {}).setdefault(ev["e"], []).append({**ev, "seq": rec.seq})
+            continue
         s = streams.get(rec.stream)
         if s is None:
             s = streams[rec.stream] = _S(rec.stream, rec.seq)
@@ -371,13 +398,17 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
             inp = f"i{n_input}"
         usage, floor = _usage(b) if b.kind == "model_call" else (None, None)
         t = talk_of.get(id(b))
+        cap = captured.pop(b.tool_id, None) if b.tool_id and b.kind in ("tool", "agent_call") else None
         final_steps.append(Step(
             id=step_id[id(b)], kind=b.kind, stream=sid_of[b.stream], talk=f"k{t}" if t else None,
             seq=b.seq, records=tuple(b.records), ts=b.ts, ts_end=b.ts_end, text=b.text, size=b.size,
             input=inp, source=b.source, notice=b.notice, call=b.call, model=b.model, usage=usage,
             output_floor=floor, tool_id=b.tool_id, name=b.name, request=b.request, status=b.status,
             starts=tuple(b.starts),
+            changes=tuple(cap.get("change", ())) if cap else (),
+            executions=tuple(cap.get("execution", ())) if cap else (),
         ))
+    unattached = tuple(sorted((ev for evs in captured.values() for lst in evs.values() for ev in lst), key=lambda ev: ev["seq"]))
 
     talks_by_stream: dict[str, list[str]] = {}
     for t in talks:
@@ -394,7 +425,7 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
             steps=sum(1 for b in st.steps if not b.dropped),
         ))
     return Conversation(conversation, runtime, rnd, tuple(stream_rows), tuple(talks), tuple(final_steps),
-                        tuple(step_id[id(b)] for b in loose))
+                        tuple(step_id[id(b)] for b in loose), unattached)
 
 
 def _tool_id(v: Any) -> str | None:

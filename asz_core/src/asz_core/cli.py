@@ -53,9 +53,16 @@ def show(
     conversation: Annotated[str, typer.Argument(help="Conversation id, unique prefix, or session id.")],
     head: Head = None,
     json: Json = False,
+    operations: Annotated[bool, typer.Option("--operations", help="List the file operations the record shows (o1, o2, … in landing order).")] = False,
 ) -> None:
     """Show a conversation's talks with inputs and replies, sub-agents and model calls."""
     conv = api.load(conversation, head)
+    if operations:
+        from .operations import of_conversation
+
+        ops = of_conversation(conv)
+        _emit(report.operations_json(conv, ops) if json else report.operations_text(conv, ops), json)
+        return
     _emit(report.show_json(conv) if json else report.show_text(conv), json)
 
 
@@ -111,8 +118,13 @@ def prices_update(
     _emit(ledger_report.update_json(result) if json else ledger_report.update_text(result), json)
 
 
-judge_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Judge a conversation (the navigation server for now).")
+from . import judge_cli  # noqa: E402
+
+judge_app = typer.Typer(cls=judge_cli.JudgeGroup, no_args_is_help=True, add_completion=False,
+                        help="Judge a conversation: `asz judge CONV` runs the stages into a new run directory; "
+                             "`asz judge -show RUN` renders a run; `asz judge mcp` serves the navigation.")
 app.add_typer(judge_app, name="judge")
+judge_cli.register(judge_app, out, err, lambda thing, json: _emit(thing, json))
 
 
 @judge_app.command("mcp")
@@ -129,6 +141,51 @@ def judge_mcp(
     from . import mcp_server
 
     raise typer.Exit(mcp_server.serve(conversation, head=head, window=window, budget=budget, log=log, run=run, call=call))
+
+
+recorder_app = typer.Typer(no_args_is_help=True, add_completion=False,
+                           help="The Claude Code recorder plugin: change and execution records per tool call.")
+app.add_typer(recorder_app, name="recorder")
+ProjectDir = Annotated[Optional[Path], typer.Option("--project", help="Project folder whose .claude/settings.json declares it (default: the current folder).")]
+UserScope = Annotated[bool, typer.Option("--user", help="Install for every project of this user (~/.claude/settings.json).")]
+ClaudeExe = Annotated[Optional[str], typer.Option("--claude", help="The claude command to install through (default: ASZ_CLAUDE, else claude on the PATH).")]
+
+
+def _recorder():
+    try:
+        from asz_adapters_claudecode import recorder
+    except ImportError as exc:
+        raise AszError("the recorder needs the asz-adapters-claudecode distribution installed") from exc
+    return recorder
+
+
+@recorder_app.command("install")
+def recorder_install(project: ProjectDir = None, user: UserScope = False, claude: ClaudeExe = None, json: Json = False) -> None:
+    """Install the recorder plugin into Claude Code (project scope by default, or --user)."""
+    r = _recorder().install("user" if user else "project", project, claude) if not (user and project) else _both()
+    _emit(_install_out(r, json), json)
+
+
+@recorder_app.command("uninstall")
+def recorder_uninstall(project: ProjectDir = None, user: UserScope = False, claude: ClaudeExe = None, json: Json = False) -> None:
+    """Remove the recorder plugin from Claude Code (records already spooled or collected are kept)."""
+    r = _recorder().uninstall("user" if user else "project", project, claude) if not (user and project) else _both()
+    _emit(_install_out(r, json), json)
+
+
+def _both() -> None:
+    raise typer.BadParameter("--project and --user exclude each other", param_hint="--user")
+
+
+def _install_out(r: object, json: bool) -> object:
+    from .convert import unstructure
+
+    d = unstructure(r)
+    if json:
+        return d
+    lines = [f"recorder {d['action']} ({d['scope']} scope, via {d['via']}): {d['settings']}",
+             f"plugin: {d['plugin_dir']}", f"hook command: {d['hook_command']}"]
+    return "\n".join(lines + [f"note: {n}" for n in d["notes"]])
 
 
 def _emit(thing: object, json: bool) -> None:

@@ -100,8 +100,47 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
             w.save_file(str(f), adapter.name, st.st_size, st.st_mtime_ns, cursor)
             if progress:
                 progress(done, total, str(f))
+        planned = {str(f) for _, f in plan}
+        for adapter, f, st, cursor, items in _companions(registry, store, planned, problems):
+            entries = [i for i in items if isinstance(i, Entry)]
+            convs = [w.conversation_of_session(e.session) for e in entries]
+            if any(c is None for c in convs):
+                continue  # a session not collected yet: the whole file waits for a later collect
+            read += 1
+            problems.extend(i for i in items if isinstance(i, Problem))
+            for conv, e in zip(convs, entries):
+                seen += 1
+                published += int(w.add(conv, e))  # type: ignore[arg-type]
+            w.save_file(str(f), adapter.name, st.st_size, st.st_mtime_ns, cursor)
         rounds = w.close_rounds()
     return CollectResult(read, unchanged, done, seen, published, tuple(rounds), tuple(problems))
+
+
+def _companions(registry: Registry, store: Store, planned: set[str], problems: list[Problem]
+                ) -> Iterable[tuple[RuntimeAdapter, Path, os.stat_result, Cursor, list[Entry | Problem]]]:
+    """Every installed runtime's companion files (a recorder's spool) with what is new in them,
+    read after the files collect was given, so their records land after the steps they describe."""
+    for adapter in registry.runtimes():
+        companions = getattr(adapter, "companions", None)  # optional: docs/recorder.md
+        if companions is None:
+            continue
+        try:
+            files = companions()
+        except Exception as exc:  # noqa: BLE001 - a plugin's fault is a warning, not a failed collect
+            problems.append(Problem(adapter.name, 0, f"could not list its companion files: {exc}"))
+            continue
+        for f in files:
+            f = Path(os.path.abspath(f))
+            if str(f) in planned:
+                continue
+            try:
+                st = os.stat(f)
+            except OSError:
+                continue
+            cursor = _cursor_for(store, f, st)
+            if cursor is None:
+                continue
+            yield adapter, f, st, cursor, list(adapter.read(f, cursor))
 
 
 def _size(f: Path) -> int:

@@ -172,6 +172,32 @@ def show_text(conv: Conversation) -> Group:
     return Group(head, t, streams, tot)
 
 
+# -- operations ---------------------------------------------------------------------------------
+
+def operations_json(conv: Conversation, ops: list[Any]) -> dict[str, Any]:
+    captured = any(s.changes for s in conv.steps) or bool(conv.unattached)
+    return {"id": conv.id, "round": f"r{conv.round.number}", "head": conv.round.head, "captured": captured,
+            "operations": [o.to_json() for o in ops]}
+
+
+def operations_text(conv: Conversation, ops: list[Any]) -> Group:
+    head = Text.assemble((f"conversation {conv.id}", "bold"), f"  round r{conv.round.number} ", (conv.round.head[:12], "dim"))
+    t = Table("op", "step", "talk", "tool", "status", "shows", "change", "file", title=f"{len(ops)} file operations")
+    for o in ops:
+        if o.shows == "unlisted":
+            what, path = "unlisted", f"{o.count if o.count is not None else '?'} files, not named"
+        else:
+            what = o.kind or "—"
+            path = o.path or "—"
+            if o.flags:
+                path += f"  [{', '.join(f for f in o.flags if f != 'diff')}]" if any(f != "diff" for f in o.flags) else ""
+        t.add_row(o.id, o.step or "—", o.talk or "—", o.tool or "—", o.status or "—", o.shows, what, path)
+    captured = any(s.changes for s in conv.steps) or bool(conv.unattached)
+    note = Text("" if captured else "no change records are captured for this conversation: what changed is not_captured; "
+                "operations above are only what editing requests named", style="dim")
+    return Group(head, t, note) if not captured else Group(head, t)
+
+
 # -- plugins --------------------------------------------------------------------------------
 
 def plugins_json(rows: list[PluginInfo]) -> list[dict[str, Any]]:

@@ -1,0 +1,749 @@
+"""The recorder's hook entry point: what Claude Code runs before and after every tool call.
+
+``asz-claude-hook pre|post|stop`` (or ``python -m asz_adapters_claudecode.hook``) reads the hook
+input JSON Claude Code sends on stdin and records, per tool call, the workspace files the call
+changed (a **change record**) and, for a command tool, how the command ran (an **execution
+record**). Records are appended, one JSON line each, to ``$ASZ_HOME/recorder/spool/<session>.jsonl``;
+``asz collect`` publishes them into the session's conversation. docs/recorder.md describes it all.
+
+Rules this module keeps:
+
+* It never blocks or breaks the agent: it prints nothing, always exits 0, logs any error to
+  ``$ASZ_HOME/recorder/hook.log``, and stops itself after ``ASZ_RECORDER_BUDGET`` seconds
+  (default 8; the hooks' timeout is 30).
+* It never writes to the workspace: everything it keeps is under ``$ASZ_HOME/recorder``; git is
+  run with ``GIT_OPTIONAL_LOCKS=0`` (``git status`` then never refreshes the index).
+* A file matched by ``.gitignore`` is never inlined: it is named and hashed, no diff.
+* Standard library only, imported lazily: Python's start-up is most of its time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from typing import Any
+
+VERSION = 1
+COMMAND_TOOLS = frozenset({"Bash", "PowerShell"})
+EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+
+TEXT_MAX = 256 * 1024
+"""A text file larger than this (before or after) is named and hashed, not diffed (``oversized``)."""
+DIFF_MAX = 64 * 1024
+"""A diff is cut to this many bytes (``diff_cut``)."""
+HASH_MAX = 64 * 1024 * 1024
+"""A file larger than this is not read: its digest is ``size:<n>:mtime:<ns>`` (``oversized``)."""
+FILES_MAX = 1000
+"""A change record naming more files than this has its list taken out (``cut``)."""
+LINE_MAX = 2 * 1024 * 1024
+"""A record's line is kept under this size: diffs are dropped first, then the file list."""
+SCAN_MAX = int(os.environ.get("ASZ_RECORDER_SCAN_MAX") or 20000)
+"""Files a plain-folder scan looks at; beyond it the scan is ``scan_cut``."""
+DIRTY_MAX = 5000
+"""Dirty files of a git work tree hashed before a call; beyond them, before digests are unknown."""
+
+
+def home() -> str:
+    return os.path.join(os.environ.get("ASZ_HOME") or os.path.join(os.path.expanduser("~"), ".asz"), "recorder")
+
+
+# --- entry point ---------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        budget = float(os.environ.get("ASZ_RECORDER_BUDGET") or 8)
+        if budget > 0 and hasattr(os, "fork"):
+            import signal
+
+            def _late(*_: Any) -> None:
+                raise TimeoutError(f"hook took longer than {budget:g}s; gave up")
+
+            signal.signal(signal.SIGALRM, _late)
+            signal.setitimer(signal.ITIMER_REAL, budget)
+        data = json.loads(sys.stdin.buffer.read() or b"{}")
+        handle(argv[0] if argv else "", data)
+    except BaseException as exc:  # noqa: BLE001 - a hook never breaks the agent
+        if isinstance(exc, SystemExit) and not exc.code:
+            return 0
+        _log(exc)
+    return 0
+
+
+def handle(event: str, data: dict[str, Any]) -> None:
+    """Act on one hook input: its ``hook_event_name``, else ``event`` (pre, post, post-failure, stop)."""
+    if not isinstance(data, dict):
+        raise ValueError("hook input is not a JSON object")
+    name = str(data.get("hook_event_name") or event or "")
+    if name in ("pre", "PreToolUse"):
+        pre(data)
+    elif name in ("post", "PostToolUse"):
+        post(data, failed=False)
+    elif name in ("post-failure", "PostToolUseFailure"):
+        post(data, failed=True)
+    elif name in ("stop", "Stop", "SessionEnd"):
+        stop(data)
+
+
+def _log(exc: BaseException) -> None:
+    try:
+        import traceback
+
+        d = home()
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "hook.log")
+        if os.path.exists(path) and os.path.getsize(path) > 1024 * 1024:
+            os.replace(path, path + ".1")
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {text}\n")
+    except Exception:  # noqa: BLE001
+        pass
+
+
+# --- names and places ------------------------------------------------------------------------
+
+_SAFE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+def _safe(name: Any) -> str:
+    s = str(name or "")
+    if _SAFE.match(s) and s not in (".", ".."):
+        return s
+    return "h-" + hashlib.sha256(s.encode()).hexdigest()[:32]
+
+
+def _pending(session: str, tool_id: str) -> str:
+    return os.path.join(home(), "pending", _safe(session), _safe(tool_id) + ".json")
+
+
+def _now() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+
+
+def git_root(cwd: str) -> str | None:
+    """The work tree holding ``cwd`` (a ``.git`` folder or file above it), without running git."""
+    d = os.path.abspath(cwd)
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        up = os.path.dirname(d)
+        if up == d:
+            return None
+        d = up
+
+
+def _git(root: str, *args: str, stdin: bytes | None = None) -> bytes:
+    import subprocess
+
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    env.pop("GIT_DIR", None)
+    env.pop("GIT_WORK_TREE", None)
+    r = subprocess.run(["git", "-C", root, "-c", "core.quotepath=off", *args], input=stdin,
+                       capture_output=True, env=env, timeout=20)
+    if r.returncode not in (0, 1):
+        raise RuntimeError(f"git {args[0]} failed ({r.returncode}): {r.stderr[:300]!r}")
+    return r.stdout
+
+
+# --- the workspace's state ---------------------------------------------------------------------
+
+def _digest_file(path: str) -> tuple[str | None, int, bool]:
+    """(digest, size, read): ``None`` when absent; a stat signature when too large to read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None, 0, False
+    if not _is_file(st):
+        return None, 0, False
+    if st.st_size > HASH_MAX:
+        return f"size:{st.st_size}:mtime:{st.st_mtime_ns}", st.st_size, False
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return "sha256:" + h.hexdigest(), st.st_size, True
+
+
+def _is_file(st: os.stat_result) -> bool:
+    import stat as _st
+
+    return _st.S_ISREG(st.st_mode)
+
+
+def _git_status(root: str) -> set[str]:
+    out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    paths: set[str] = set()
+    for item in out.split(b"\0"):
+        if len(item) > 3:
+            paths.add(item[3:].decode("utf-8", "surrogateescape"))
+    return paths
+
+
+def _head(root: str) -> str | None:
+    out = _git(root, "rev-parse", "-q", "--verify", "HEAD").strip()
+    return out.decode() if out else None
+
+
+def _scan(root: str, skip: str | None, ignore: Any) -> tuple[dict[str, tuple[int, int]], bool]:
+    """A plain folder's files (relative path -> size, mtime), at most SCAN_MAX of them."""
+    found: dict[str, tuple[int, int]] = {}
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        d = os.path.join(root, rel) if rel else root
+        if skip and (d == skip or d.startswith(skip + os.sep)):
+            continue
+        try:
+            it = os.scandir(d)
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                r = f"{rel}/{e.name}" if rel else e.name
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        if e.name != ".git" and not ignore(r + "/"):
+                            stack.append(r)
+                    elif e.is_file(follow_symlinks=False):
+                        if ignore(r):
+                            continue
+                        st = e.stat(follow_symlinks=False)
+                        found[r] = (st.st_size, st.st_mtime_ns)
+                        if len(found) >= SCAN_MAX:
+                            return found, True
+                except OSError:
+                    continue
+    return found, False
+
+
+def gitignore_matcher(root: str) -> Any:
+    """A matcher for the patterns of ``root/.gitignore`` (a plain folder's; git itself judges a
+    work tree). It reads ``*``, ``?``, ``**``, a leading ``/``, a trailing ``/`` and ``!``."""
+    try:
+        with open(os.path.join(root, ".gitignore"), encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return lambda rel: False
+    rules: list[tuple[re.Pattern[str], bool, bool]] = []
+    for line in lines:
+        s = line.rstrip()
+        if not s or s.startswith("#"):
+            continue
+        neg = s.startswith("!")
+        if neg:
+            s = s[1:]
+        dir_only = s.endswith("/")
+        s = s.strip("/") if dir_only else s
+        anchored = "/" in s.lstrip("/") or s.startswith("/")
+        s = s.lstrip("/")
+        rx = ""
+        i = 0
+        while i < len(s):
+            if s[i:i + 3] == "**/":
+                rx += "(?:.*/)?"
+                i += 3
+            elif s[i:i + 2] == "**":
+                rx += ".*"
+                i += 2
+            elif s[i] == "*":
+                rx += "[^/]*"
+                i += 1
+            elif s[i] == "?":
+                rx += "[^/]"
+                i += 1
+            else:
+                rx += re.escape(s[i])
+                i += 1
+        full = ("^" if anchored else "^(?:.*/)?") + rx + "(?:/.*)?$"
+        rules.append((re.compile(full), neg, dir_only))
+
+    def ignored(rel: str) -> bool:
+        is_dir = rel.endswith("/")
+        path = rel.rstrip("/")
+        hit = False
+        for rx, neg, dir_only in rules:
+            if dir_only and not is_dir and not _under_dir(rx, path):
+                continue
+            if rx.match(path):
+                hit = not neg
+        return hit
+
+    return ignored
+
+
+def _under_dir(rx: re.Pattern[str], path: str) -> bool:
+    # A directory-only pattern matches a file inside such a directory.
+    parts = path.split("/")
+    return any(rx.match("/".join(parts[:i])) for i in range(1, len(parts)))
+
+
+def _named(data: dict[str, Any]) -> str | None:
+    key = EDIT_TOOLS.get(str(data.get("tool_name")))
+    inp = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
+    v = inp.get(key) if key else None
+    return v if isinstance(v, str) and v else None
+
+
+def _rel(root: str, path: str) -> str:
+    """A path relative to the workspace root (posix), or the absolute path when outside it."""
+    p = os.path.normpath(os.path.join(root, path))
+    if p == root or p.startswith(root.rstrip(os.sep) + os.sep):
+        return os.path.relpath(p, root).replace(os.sep, "/")
+    return p
+
+
+def _blob_dir() -> str:
+    return os.path.join(home(), "blobs")
+
+
+def _keep_blob(path: str, digest: str | None) -> str | None:
+    """Keep a small text file's content (for a diff after the call), by digest, under ASZ_HOME."""
+    if not digest or not digest.startswith("sha256:"):
+        return None
+    try:
+        if os.path.getsize(path) > TEXT_MAX:
+            return None
+        d = _blob_dir()
+        dst = os.path.join(d, digest[7:])
+        if not os.path.exists(dst):
+            with open(path, "rb") as f:
+                data = f.read(TEXT_MAX + 1)
+            if len(data) > TEXT_MAX or _binary(data):
+                return None
+            os.makedirs(d, exist_ok=True)
+            _write_atomic(dst, data)
+        return digest
+    except OSError:
+        return None
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def _binary(data: bytes) -> bool:
+    if b"\0" in data[:8192]:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+# --- PreToolUse ------------------------------------------------------------------------------
+
+def pre(data: dict[str, Any]) -> None:
+    session, tool_id = data.get("session_id"), data.get("tool_use_id")
+    if not session or not tool_id:
+        return
+    cwd = str(data.get("cwd") or os.getcwd())
+    root = git_root(cwd)
+    mine = os.path.abspath(home())
+    state: dict[str, Any] = {"v": VERSION, "t": time.time(), "tool": data.get("tool_name"), "cwd": cwd,
+                             "tool_use_id": tool_id, "agent_id": data.get("agent_id"),
+                             "input": data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}}
+    before: dict[str, Any] = {}
+    if root is not None:
+        state["mode"], state["root"] = "git", root
+        state["head"] = _head(root)
+        dirty = sorted(p for p in _git_status(root) if not _inside(os.path.join(root, p), mine))
+        for i, rel in enumerate(dirty):
+            if i >= DIRTY_MAX:
+                before[rel] = _stat_of(os.path.join(root, rel))
+                continue
+            before[rel] = _before_of(os.path.join(root, rel))
+        state["dirty"] = dirty
+    else:
+        root = os.path.abspath(cwd)
+        state["mode"], state["root"] = "plain", root
+        files, cut = _scan(root, mine, gitignore_matcher(root))
+        state["scan"], state["scan_cut"] = files, cut
+    named = _named(data)
+    if named:
+        rel = _rel(root, named)
+        if rel not in before:
+            # A file matched by .gitignore is hashed, never copied (not even under ASZ_HOME).
+            secret = rel in _ignored(root, state["mode"], [rel])
+            before[rel] = _before_of(os.path.join(root, rel), keep=not secret)
+        state["named"] = rel
+    state["before"] = before
+    path = _pending(str(session), str(tool_id))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    _write_atomic(path, json.dumps(state, separators=(",", ":")).encode())
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder + os.sep)
+
+
+def _stat_of(path: str) -> list[Any] | None:
+    """A file too many to hash: its stat signature stands for its content (before digest unknown)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return ["?stat", st.st_size, st.st_mtime_ns]
+
+
+def _before_of(path: str, keep: bool = True) -> list[Any] | None:
+    """[digest, size, blob] of a file before the call, or None when it does not exist."""
+    digest, size, _ = _digest_file(path)
+    if digest is None:
+        return None
+    return [digest, size, _keep_blob(path, digest) if keep else None]
+
+
+# --- PostToolUse / PostToolUseFailure ------------------------------------------------------
+
+def post(data: dict[str, Any], *, failed: bool) -> None:
+    session, tool_id = data.get("session_id"), data.get("tool_use_id")
+    if not session or not tool_id:
+        return
+    path = _pending(str(session), str(tool_id))
+    state: dict[str, Any] | None = None
+    try:
+        with open(path, "rb") as f:
+            state = json.loads(f.read())
+    except FileNotFoundError:
+        state = None
+    status = "failed" if failed else "returned"
+    lines: list[bytes] = []
+    if state is not None:
+        lines.append(_change_line(data, state, status))
+    name = str(data.get("tool_name") or (state or {}).get("tool") or "")
+    if name in COMMAND_TOOLS:
+        lines.append(_execution_line(data, state, status))
+    if lines:
+        append(str(session), lines)
+    if state is not None:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def stop(data: dict[str, Any]) -> None:
+    """The agent's turn (or session) ended: a tool call that never returned is captured as it
+    stands, with status ``no_result``."""
+    session = data.get("session_id")
+    if not session:
+        return
+    d = os.path.dirname(_pending(str(session), "x"))
+    try:
+        names = sorted(os.listdir(d))
+    except OSError:
+        return
+    lines = []
+    for n in names:
+        if not n.endswith(".json"):
+            continue
+        p = os.path.join(d, n)
+        try:
+            with open(p, "rb") as f:
+                state = json.loads(f.read())
+            os.unlink(p)
+        except (OSError, ValueError):
+            continue
+        fake = {"session_id": session, "tool_use_id": state.get("tool_use_id") or n[:-5], "tool_name": state.get("tool"),
+                "tool_input": state.get("input"), "cwd": state.get("cwd"), "agent_id": state.get("agent_id")}
+        lines.append(_change_line(fake, state, "no_result"))
+        if state.get("tool") in COMMAND_TOOLS:
+            lines.append(_execution_line(fake, state, "no_result"))
+    if lines:
+        append(str(session), lines)
+
+
+def append(session: str, lines: list[bytes]) -> None:
+    """Append whole lines to the session's spool file: one write, opened O_APPEND, so lines of
+    concurrent hooks never interleave."""
+    d = os.path.join(home(), "spool")
+    os.makedirs(d, exist_ok=True)
+    fd = os.open(os.path.join(d, _safe(session) + ".jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        buf = b"".join(lines)
+        while buf:
+            n = os.write(fd, buf)
+            buf = buf[n:]
+    finally:
+        os.close(fd)
+
+
+def _base(data: dict[str, Any], typ: str, status: str) -> dict[str, Any]:
+    rec: dict[str, Any] = {"v": VERSION, "type": typ, "session": data.get("session_id"), "tool_use_id": data.get("tool_use_id"),
+                           "tool": data.get("tool_name"), "status": status, "ts": _now()}
+    if data.get("agent_id"):
+        rec["agent_id"] = data.get("agent_id")
+    return rec
+
+
+def _change_line(data: dict[str, Any], state: dict[str, Any], status: str) -> bytes:
+    root = state["root"]
+    before: dict[str, Any] = state.get("before") or {}
+    mine = os.path.abspath(home())
+    rec = _base(data, "change", status)
+    rec.update({"workspace": root, "vcs": "git" if state.get("mode") == "git" else "none"})
+    candidates: dict[str, Any] = {}  # rel -> before ([digest, size, blob] / None absent / "?" unknown)
+    blobs_from: dict[str, str] = {}  # rel -> "<rev>:<rel>" for a file clean before the call
+    if state.get("mode") == "git":
+        now = {p for p in _git_status(root) if not _inside(os.path.join(root, p), mine)}
+        head_before, head_after = state.get("head"), _head(root)
+        rev = head_before
+        for rel in set(state.get("dirty") or ()) | now:
+            if rel in before:
+                candidates[rel] = before[rel]
+            else:
+                blobs_from[rel] = f"{rev}:{rel}" if rev else ""
+        if head_before != head_after and head_before and head_after:
+            rec["head"] = [head_before, head_after]
+            out = _git(root, "diff", "--name-only", "-z", "--no-renames", head_before, head_after)
+            for p in out.split(b"\0"):
+                rel = p.decode("utf-8", "surrogateescape")
+                if rel and rel not in candidates and rel not in blobs_from:
+                    blobs_from[rel] = f"{head_before}:{rel}"
+        if state.get("named") and state["named"] not in candidates:
+            candidates[state["named"]] = before.get(state["named"])
+            blobs_from.pop(state["named"], None)
+        git_before = _git_blobs(root, blobs_from)
+        for rel, spec in blobs_from.items():
+            candidates[rel] = git_before.get(rel)
+    else:
+        old: dict[str, Any] = state.get("scan") or {}
+        new, cut = _scan(root, mine, gitignore_matcher(root))
+        if cut or state.get("scan_cut"):
+            rec["scan_cut"] = True
+        for rel in set(old) | set(new):
+            if old.get(rel) is not None and new.get(rel) is not None and list(old[rel]) == list(new[rel]):
+                continue
+            candidates[rel] = before[rel] if rel in before else ("?" if rel in old else None)
+        if state.get("named"):
+            candidates.setdefault(state["named"], before.get(state["named"]))
+    files = []
+    ignored = _ignored(root, state.get("mode"), list(candidates))
+    for rel in sorted(candidates):
+        f = _file_change(root, rel, candidates[rel], rel in ignored)
+        if f is not None:
+            files.append(f)
+    rec["files"], rec["cut"] = files, False
+    line = _dump(rec)
+    if len(line) > LINE_MAX:
+        for f in sorted(files, key=lambda f: -len(f.get("diff") or "")):
+            if f.get("diff"):
+                f["diff"], f["diff_cut"] = None, True
+                line = _dump(rec)
+                if len(line) <= LINE_MAX:
+                    break
+    if len(files) > FILES_MAX or len(line) > LINE_MAX:
+        rec["files"], rec["cut"], rec["count"] = [], True, len(files)
+        line = _dump(rec)
+    return line
+
+
+def _dump(rec: dict[str, Any]) -> bytes:
+    return json.dumps(rec, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogateescape") + b"\n"
+
+
+def _git_blobs(root: str, specs: dict[str, str]) -> dict[str, Any]:
+    """The before state of files clean before the call, from git: rel -> [digest, size, blob] or None."""
+    want = {rel: s for rel, s in specs.items() if s}
+    out: dict[str, Any] = {}
+    if not want:
+        return out
+    order = list(want)
+    raw = _git(root, "cat-file", "--batch", stdin="".join(want[r] + "\n" for r in order).encode("utf-8", "surrogateescape"))
+    pos = 0
+    for rel in order:
+        nl = raw.index(b"\n", pos)
+        head = raw[pos:nl].split()
+        pos = nl + 1
+        if len(head) < 3 or head[-1] == b"missing" or head[1] != b"blob":
+            out[rel] = None
+            if len(head) >= 3 and head[1] != b"blob" and head[-1] != b"missing":
+                pos += int(head[2]) + 1
+            continue
+        size = int(head[2])
+        content = raw[pos:pos + size]
+        pos += size + 1
+        digest = "sha256:" + hashlib.sha256(content).hexdigest()
+        blob = None
+        if size <= TEXT_MAX and not _binary(content):
+            d = _blob_dir()
+            dst = os.path.join(d, digest[7:])
+            if not os.path.exists(dst):
+                os.makedirs(d, exist_ok=True)
+                _write_atomic(dst, content)
+            blob = digest
+        out[rel] = [digest, size, blob]
+    return out
+
+
+def _ignored(root: str, mode: Any, rels: list[str]) -> set[str]:
+    inside = [r for r in rels if not os.path.isabs(r)]
+    if not inside:
+        return set()
+    if mode == "git":
+        out = _git(root, "check-ignore", "--no-index", "-z", "--stdin",
+                   stdin=b"\0".join(r.encode("utf-8", "surrogateescape") for r in inside) + b"\0")
+        return {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}
+    m = gitignore_matcher(root)
+    return {r for r in inside if m(r)}
+
+
+def _file_change(root: str, rel: str, before: Any, ignored: bool) -> dict[str, Any] | None:
+    path = rel if os.path.isabs(rel) else os.path.join(root, rel)
+    if isinstance(before, list) and before[0] == "?stat":
+        try:
+            st = os.stat(path)
+            if [st.st_size, st.st_mtime_ns] == before[1:]:
+                return None
+        except OSError:
+            pass
+        before = "?"
+    after, size_after, _ = _digest_file(path)
+    b_digest = None if before in (None, "?") else before[0]
+    if before != "?" and b_digest == after:
+        return None  # unchanged (or absent before and after)
+    f: dict[str, Any] = {"path": rel}
+    if before == "?":
+        f["kind"] = "deleted" if after is None else "modified"
+    else:
+        f["kind"] = "added" if b_digest is None else "deleted" if after is None else "modified"
+    f["before"] = b_digest
+    f["after"] = after
+    if before not in (None, "?"):
+        f["size_before"] = before[1]
+    if after is not None:
+        f["size_after"] = size_after
+    if ignored:
+        f["ignored"] = True
+        return f
+    old: bytes | None = b""
+    if before == "?":
+        old = None
+    elif before is not None:
+        old = _read_blob(before[2])
+        if old is None:
+            f["oversized" if before[1] > TEXT_MAX else "binary"] = True
+            return f
+    new: bytes | None = b""
+    if after is not None:
+        if size_after > TEXT_MAX or after.startswith("size:"):
+            f["oversized"] = True
+            return f
+        try:
+            with open(path, "rb") as fh:
+                new = fh.read(TEXT_MAX + 1)
+        except OSError:
+            return f
+        if len(new) > TEXT_MAX:
+            f["oversized"] = True
+            return f
+        if _binary(new):
+            f["binary"] = True
+            return f
+    if old is None:
+        return f  # the content before is unknown: no diff
+    _diff(f, rel, old, new or b"", b_digest is None, after is None)
+    return f
+
+
+def _read_blob(digest: Any) -> bytes | None:
+    if not digest:
+        return None
+    try:
+        with open(os.path.join(_blob_dir(), str(digest)[7:]), "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _diff(f: dict[str, Any], rel: str, old: bytes, new: bytes, added: bool, deleted: bool) -> None:
+    import difflib
+
+    a = old.decode("utf-8").splitlines(keepends=True)
+    b = new.decode("utf-8").splitlines(keepends=True)
+    lines = difflib.unified_diff(a, b, "/dev/null" if added else f"a/{rel}", "/dev/null" if deleted else f"b/{rel}")
+    out: list[str] = []
+    size = 0
+    n = 0
+    cut = False
+    for line in lines:
+        if not line.endswith("\n"):
+            line += "\n\\ No newline at end of file\n"
+        size += len(line.encode())
+        if size > DIFF_MAX:
+            cut = True
+            break
+        out.append(line)
+        n += 1
+    f["diff"] = "".join(out)
+    if cut:
+        f["diff_cut"] = True
+
+
+# --- execution records -----------------------------------------------------------------------
+
+def _execution_line(data: dict[str, Any], state: dict[str, Any] | None, status: str) -> bytes:
+    rec = _base(data, "execution", status)
+    inp = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else (state or {}).get("input") or {}
+    cmd = inp.get("command")
+    rec["command"] = cmd if isinstance(cmd, str) else None
+    if inp.get("run_in_background"):
+        rec["background"] = True
+    resp = data.get("tool_response")
+    out = b""
+    exit_code: int | None = None
+    interrupted = None
+    if isinstance(resp, dict):
+        stdout = resp.get("stdout") if isinstance(resp.get("stdout"), str) else ""
+        stderr = resp.get("stderr") if isinstance(resp.get("stderr"), str) else ""
+        out = stdout.encode() + stderr.encode()
+        rec["stdout_size"], rec["stderr_size"] = len(stdout.encode()), len(stderr.encode())
+        interrupted = resp.get("interrupted")
+        for k in ("exitCode", "exit_code", "returnCode", "code"):
+            if isinstance(resp.get(k), int) and not isinstance(resp.get(k), bool):
+                exit_code = resp[k]
+                break
+        if exit_code is None and status == "returned" and not interrupted and not inp.get("run_in_background"):
+            exit_code = 0  # Claude Code reports a non-zero exit as a failure
+    elif isinstance(resp, str):
+        out = resp.encode()
+    if status == "failed":
+        err = data.get("error")
+        text = err if isinstance(err, str) else json.dumps(err) if err is not None else ""
+        if not out:
+            out = text.encode()
+        m = re.match(r"\s*(?:Error:\s*)?Exit code (\d+)", text)
+        if m:
+            exit_code = int(m.group(1))
+        if data.get("is_interrupt"):
+            interrupted = True
+    rec["exit_code"] = exit_code
+    if interrupted:
+        rec["interrupted"] = True
+    dur = data.get("duration_ms")
+    if isinstance(dur, (int, float)) and not isinstance(dur, bool):
+        rec["duration_ms"], rec["duration_from"] = int(dur), "runtime"
+    elif state is not None and status != "no_result":
+        rec["duration_ms"], rec["duration_from"] = int((time.time() - float(state.get("t") or 0)) * 1000), "hooks"
+    else:
+        rec["duration_ms"] = None
+    if status == "no_result":
+        rec["output_size"] = rec["output_digest"] = None
+    else:
+        rec["output_size"] = len(out)
+        rec["output_digest"] = "sha256:" + hashlib.sha256(out).hexdigest()
+    return _dump(rec)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
