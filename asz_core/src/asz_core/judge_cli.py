@@ -1,0 +1,65 @@
+"""``asz judge``: the command group beside ``asz judge mcp``. ``asz judge CONV …`` runs the
+stages, ``asz judge -show RUN`` renders a run (``--json`` prints it). Parses and prints only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import click
+import typer
+from typer.core import TyperGroup
+
+
+class JudgeGroup(TyperGroup):
+    """``asz judge CONV`` and ``asz judge -show RUN`` without a sub-command name: anything that is
+    not a sub-command (``mcp``) goes to the hidden ``run`` command."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
+    @judge_app.command("run", hidden=True)
+    def judge_run(
+        conversation: Annotated[Optional[str], typer.Argument(help="Conversation id, unique prefix or session id.")] = None,
+        head: Annotated[Optional[str], typer.Option("--head", help="Round to judge: r3, 3 or a head digest prefix (default: newest).")] = None,
+        window: Annotated[Optional[str], typer.Option("--window", help="all (default), a talk range k3..k7, or a time range FROM..TO.")] = None,
+        evaluator: Annotated[Optional[str], typer.Option("--evaluator", help="Evaluator of every stage: NAME or NAME:ARGUMENT (scripted:FILE).")] = None,
+        stage_evaluator: Annotated[Optional[list[str]], typer.Option("--stage-evaluator", help="STAGE=NAME[:ARGUMENT], repeatable.")] = None,
+        config: Annotated[Optional[Path], typer.Option("--config", help="Configuration file (default: ./asz.yaml, else $ASZ_HOME/asz.yaml).")] = None,
+        stages: Annotated[Optional[str], typer.Option("--stages", help="Comma-separated stages to run (default: all six; the others are written skipped).")] = None,
+        mode: Annotated[Optional[str], typer.Option("--mode", help="judge.mode: auto, single or stream.")] = None,
+        prices: Annotated[Optional[Path], typer.Option("--prices", help="Price file instead of the shipped snapshot.")] = None,
+        show: Annotated[Optional[str], typer.Option("-show", "--show", help="Render a run: its directory, id or id prefix.")] = None,
+        json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
+    ) -> None:
+        """Judge a conversation at one head: a new run directory, its stages, its close."""
+        from . import judge_report, runner
+
+        if show:
+            d = runner.read_run(runner.find_run(show))
+            emit(d if json else judge_report.run_text(d), json)
+            return
+        if not conversation:
+            raise typer.BadParameter("give a conversation to judge, or -show RUN", param_hint="CONVERSATION")
+        per_stage: dict[str, str] = {}
+        for s in stage_evaluator or []:
+            name, eq, spec = s.partition("=")
+            if not eq or not name or not spec:
+                raise typer.BadParameter(f"{s!r}: give STAGE=NAME", param_hint="--stage-evaluator")
+            per_stage[name.strip()] = spec.strip()
+        opts = runner.JudgeOptions(
+            conversation, head=head, window=window, evaluator=evaluator, stage_evaluators=per_stage, config=config,
+            stages=tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None,
+            prices=str(prices) if prices else None, settings={"judge.mode": mode} if mode else {})
+        say = None if json else (lambda line: err.print(line, highlight=False))
+        result = runner.judge(opts, progress=say)
+        d = runner.read_run(result.path)
+        if json:
+            emit(d, True)
+            return
+        out.print(f"run {result.path}")
+        emit(judge_report.run_text(d), False)

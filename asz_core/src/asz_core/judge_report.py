@@ -1,0 +1,89 @@
+"""Rendering a judge run for people (rich) and programs (plain JSON): ``asz judge -show RUN``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+
+def _tok(c: dict[str, Any]) -> str:
+    s = (f"in {c['input']:,} · out {c['output']:,} · cache r {c['cache_read']:,} · cache w {c['cache_write']:,}; "
+         f"{c['requests']} requests")
+    if c.get("unknown_requests"):
+        s += f" (+{c['unknown_requests']} whose usage was never said)"
+    return s
+
+
+def run_text(d: dict[str, Any]) -> Group:
+    """A run read with :func:`asz_core.runner.read_run`, for the terminal."""
+    run, stages, close = d["run"] or {}, d["stages"], d["close"]
+    parts: list[Any] = []
+    parts.append(Text.assemble((f"run {run.get('run')}", "bold"), f"  conversation {str(run.get('conversation'))[:8]} ",
+                               f"({run.get('runtime')}) at {run.get('head')} ", (str(run.get("head_digest", ""))[:12], "dim"),
+                               f"  window {run.get('window')}"))
+    parts.append(Text(f"kit {str(run.get('kit'))[:12]}  prices {run.get('prices', {}).get('name')} "
+                      f"{str(run.get('prices', {}).get('sha256'))[:12]}  " + "  ".join(
+                          f"{s}: {e.get('spec')}" for s, e in (run.get("evaluators") or {}).items()), style="dim"))
+    t = Table("stage", "status", "calls", "largest prompt", "consumed", "why / note", title="stages")
+    for name, sf in stages.items():
+        r = sf.get("run") or {}
+        why = sf.get("reason") or ""
+        if sf.get("note"):
+            why = (why + "; " if why else "") + f"{len(sf['note'])} checks: " + "; ".join(sf["note"][:3]) + (" …" if len(sf["note"]) > 3 else "")
+        c = r.get("consumed") or {}
+        t.add_row(name, sf.get("status", "?"), f"{r.get('calls', 0)} ({r.get('attempts', 0)} attempts)" if r.get("calls") else "—",
+                  f"{r.get('largest_prompt_bytes', 0):,} B" if r.get("calls") else "—",
+                  f"{c.get('requests', 0)} requests, {sum(c.get(k, 0) for k in ('input', 'output', 'cache_read', 'cache_write')):,} tokens, "
+                  f"read {r.get('read_bytes', 0):,} B" if r.get("calls") else "—", why)
+    parts.append(t)
+    tg = stages.get("targets")
+    if tg and tg.get("status") in ("complete", "partial"):
+        parts.append(targets_text(tg))
+    if close:
+        parts.append(Text(f"closed {close.get('ended')}: {close.get('seconds')} s; evaluator stages consumed "
+                          f"{_tok(close['consumed'])} over {close.get('evaluator_seconds')} s"
+                          + ("; per minute: " + ", ".join(f"{k} {v:,.0f}" for k, v in close["per_minute"].items())
+                             if close.get("evaluator_seconds") else "")))
+    else:
+        parts.append(Text("the run has not closed", style="yellow"))
+    return Group(*parts)
+
+
+def targets_text(tg: dict[str, Any]) -> Group:
+    h = tg.get("header") or {}
+    head = Text(f"targets: {h.get('targets', 0)} in {h.get('goals', 0)} goals, {h.get('targets_in_no_goal', 0)} in no goal; "
+                f"{h.get('answered', 0)} of {h.get('inputs', 0)} inputs answered", style="bold")
+    by_goal: dict[Any, list[dict[str, Any]]] = {}
+    for t in tg.get("targets", []):
+        by_goal.setdefault(t.get("goal"), []).append(t)
+    tables: list[Any] = [head]
+    goals = {g["id"]: g for g in tg.get("goals", [])}
+    for gid in [*goals, None]:
+        members = by_goal.get(gid, [])
+        if gid is None and not members:
+            continue
+        g = goals.get(gid) if gid else None
+        if g:
+            asks = next((e["statement"] for e in reversed(g.get("evolution", [])) if e.get("statement")), "")
+            main = g.get("main_target") or "undetermined"
+            title = f"{gid}: {asks}  (main: {main}, {g.get('main_basis')})"
+        else:
+            title = "in no goal"
+        t = Table("target", "state", "statement", "criteria", "talks", "inputs", title=title, title_justify="left", show_lines=True)
+        for x in members:
+            crit = "\n".join(f"{c['id']} {'[dropped by ' + str(c.get('dropped_by')) + '] ' if c.get('dropped') else ''}{c['text']}"
+                             for c in x.get("criteria", [])) or "—"
+            t.add_row(x["id"], x["state"] + (f" → {x['replaced_by']}" if x.get("replaced_by") else ""), x.get("statement") or "—",
+                      crit, ",".join(x.get("talks", [])) or "—", ",".join(x.get("inputs", [])))
+        tables.append(t)
+    it = Table("input", "talk", "actions", "relations", title="inputs", title_justify="left")
+    for r in tg.get("inputs", []):
+        acts = ", ".join(f"{a['action']}" + (f" {a['target']}" if a.get("target") else "") for a in r["actions"])
+        rels = ", ".join(f"{x['relation']}" + (f" {x['goal']}" if x.get("goal") else "") + (f" after {x['follows']}" if x.get("follows") else "")
+                         for x in r["relations"])
+        it.add_row(r["input"], r["talk"], acts + ("" if r.get("answered", True) else " (unanswered)"), rels)
+    tables.append(it)
+    return Group(*tables)
