@@ -51,12 +51,32 @@ def child(conversation: str, calls: int, seed: int, window: str | None = None) -
     t1 = time.perf_counter()
     nav.warm()
     warmed = time.perf_counter() - t1
-    rng = random.Random(seed)
+    plan = plan_calls(nav, calls, seed)
     conv, w = nav.conv, nav.w
+    lat: dict[str, list[float]] = {t: [] for t in TOOLS}
+    for tool, a in plan:
+        t = time.perf_counter()
+        nav.call(tool, a)
+        lat[tool].append((time.perf_counter() - t) * 1000)
+    return {
+        "window": w.spec.to_json(), "judged": len(w.judged), "before": len(w.before), "shown_steps": len(w.steps),
+        "conversation": conv.id, "steps": len(conv.steps), "talks": len(conv.talks), "streams": len(conv.streams),
+        "open_s": round(opened, 3), "warm_s": round(warmed, 3),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "tools": stats(lat),
+    }
+
+
+def plan_calls(nav, calls: int, seed: int) -> list[tuple[str, dict]]:
+    """``calls`` tool calls with varied arguments, every tool as often, in a seeded random order."""
+    from asz_core.navigation import TOOLS
+
+    rng = random.Random(seed)
+    w = nav.w
     talks = [t.id for t in w.shown_talks()]
     steps = [s for s in w.shown_steps()]
     big_steps = sorted(steps, key=lambda s: s.size)[-50:]
-    subs = [s for s in w.streams if s != "m"]
+    subs = sorted(s for s in w.streams if s != "m")
 
     def pages(tool: str, args: dict) -> int:
         return json.loads(nav.call(tool, {**args, "page": 1})).get("pages", 1)
@@ -91,23 +111,48 @@ def child(conversation: str, calls: int, seed: int, window: str | None = None) -
             return {}
         return {}
 
-    lat: dict[str, list[float]] = {t: [] for t in TOOLS}
     order = [TOOLS[i % len(TOOLS)] for i in range(calls)]
     rng.shuffle(order)
-    for tool in order:
-        a = args_for(tool)
-        t = time.perf_counter()
-        nav.call(tool, a)
-        lat[tool].append((time.perf_counter() - t) * 1000)
-    return {
-        "window": w.spec.to_json(), "judged": len(w.judged), "before": len(w.before), "shown_steps": len(w.steps),
-        "conversation": conv.id, "steps": len(conv.steps), "talks": len(conv.talks), "streams": len(conv.streams),
-        "open_s": round(opened, 3), "warm_s": round(warmed, 3),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "tools": {t: {"calls": len(v), "median_ms": round(statistics.median(v), 3),
-                      "p95_ms": round(sorted(v)[max(0, int(len(v) * 0.95) - 1)], 3), "max_ms": round(max(v), 3)}
-                  for t, v in lat.items() if v},
-    }
+    return [(tool, args_for(tool)) for tool in order]
+
+
+def stats(lat: dict[str, list[float]]) -> dict:
+    return {t: {"calls": len(v), "median_ms": round(statistics.median(v), 3),
+                "p95_ms": round(sorted(v)[max(0, int(len(v) * 0.95) - 1)], 3), "max_ms": round(max(v), 3)}
+            for t, v in lat.items() if v}
+
+
+def mcp_child(conversation: str, calls: int, seed: int) -> dict:
+    """In a wrapper process: the same calls sent to `asz judge mcp` over stdio with the SDK's
+    client; the round trip per call, and the server process's peak RSS once it ended."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    from asz_core.navigation import open_navigator
+
+    plan = plan_calls(open_navigator(conversation, budget=10**15), calls, seed)
+    asz = Path(sys.executable).parent / "asz"
+    params = StdioServerParameters(command=str(asz), args=["judge", "mcp", conversation, "--budget", str(10**15)],
+                                   env=dict(os.environ))
+    lat: dict[str, list[float]] = {}
+    started: dict[str, float] = {}
+
+    async def run() -> None:
+        t0 = time.perf_counter()
+        async with stdio_client(params) as (r, w):
+            async with ClientSession(r, w) as sess:
+                await sess.initialize()
+                started["ready_s"] = time.perf_counter() - t0
+                for tool, a in plan:
+                    t = time.perf_counter()
+                    await sess.call_tool(tool, a)
+                    lat.setdefault(tool, []).append((time.perf_counter() - t) * 1000)
+
+    anyio.run(run)
+    time.sleep(0.5)
+    return {"ready_s": round(started["ready_s"], 3),
+            "server_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+            "tools": stats(lat)}
 
 
 def collect(paths: list[Path], home: Path) -> None:
@@ -144,6 +189,24 @@ def measure(home: Path, conversation: str, calls: int, seed: int, window: str | 
     return json.loads(out.stdout)
 
 
+def measure_mcp(home: Path, conversation: str, calls: int, seed: int) -> dict:
+    env = {**os.environ, "ASZ_HOME": str(home)}
+    out = subprocess.run([sys.executable, __file__, "--mcp-child", conversation, "--calls", str(calls), "--seed", str(seed)],
+                         env=env, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def show_mcp(name: str, r: dict, target_ms: float) -> None:
+    print(f"\n{name}, over stdio (`asz judge mcp`, the SDK's client): ready in {r['ready_s']} s (start, window, warm); "
+          f"server peak RSS {r['server_peak_rss_mb']} MB")
+    print(f"  {'tool':<11} {'calls':>5} {'median ms':>10} {'p95 ms':>8} {'max ms':>8}")
+    worst = 0.0
+    for t, v in r["tools"].items():
+        worst = max(worst, v["p95_ms"])
+        print(f"  {t:<11} {v['calls']:>5} {v['median_ms']:>10.3f} {v['p95_ms']:>8.3f} {v['max_ms']:>8.3f}")
+    print(f"  worst p95 round trip {worst:.3f} ms (target < {target_ms:g} ms): {'ok' if worst < target_ms else 'MISSED'}")
+
+
 def show(name: str, r: dict, target_ms: float) -> None:
     print(f"\n{name}: {r['conversation'][:8]}  steps {r['steps']}  talks {r['talks']}  streams {r['streams']}")
     print(f"  window {r['window']}: {r['judged']} main talks judged, {r['before']} before, {r['shown_steps']} steps shown")
@@ -165,8 +228,12 @@ def main() -> None:
     ap.add_argument("--synthetic", type=Path, default=HERE / "out")
     ap.add_argument("--child")
     ap.add_argument("--window")
+    ap.add_argument("--mcp-child")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    if a.mcp_child:
+        print(json.dumps(mcp_child(a.mcp_child, a.calls, a.seed)))
+        return
     if a.child:
         print(json.dumps(child(a.child, a.calls, a.seed, a.window)))
         return
@@ -175,6 +242,7 @@ def main() -> None:
         home = Path(tmp) / "corpus"
         collect([a.corpus], home)
         results["corpus"] = measure(home, largest(home), a.calls, a.seed)
+        results["corpus_mcp"] = measure_mcp(home, largest(home), a.calls, a.seed)
         syn = a.synthetic
         if not any(syn.glob("*.jsonl")):
             syn = Path(tmp) / "synthetic"
@@ -183,12 +251,15 @@ def main() -> None:
         collect([syn], home2)
         results["synthetic"] = measure(home2, largest(home2), a.calls, a.seed)
         results["synthetic_window"] = measure(home2, largest(home2), a.calls, a.seed, "middle")
+        results["synthetic_mcp"] = measure_mcp(home2, largest(home2), a.calls, a.seed)
     if a.json:
         print(json.dumps(results, indent=2))
         return
     show("largest corpus conversation", results["corpus"], 20)
+    show_mcp("largest corpus conversation", results["corpus_mcp"], 20)
     show("synthetic ~90 MB conversation", results["synthetic"], 50)
     show("synthetic ~90 MB conversation, a window of 100 main talks", results["synthetic_window"], 50)
+    show_mcp("synthetic ~90 MB conversation", results["synthetic_mcp"], 50)
 
 
 if __name__ == "__main__":

@@ -117,3 +117,29 @@ def test_stdio_ends_after_three_refusals(corpus_store: Any, tmp_path: Path) -> N
         first = json.loads(_text(got[0]))
         assert first["refused"] and "unknown" in first["message"]
         assert not isinstance(got[-1], type(got[0])) or got[-1].is_error
+
+
+def test_in_memory_client_and_the_end_callback(corpus_store: Any) -> None:
+    """The server object with the SDK's in-memory client: the end is signalled after the third refusal."""
+    import mcp
+
+    from asz_core.mcp_server import build_server
+    from asz_core.registry import Registry
+    from asz_core.window import build
+
+    w = build(corpus_store, "258c7280", None, "k1")
+    nav = N.Navigator(w, corpus_store, budget=700, adapter=Registry().runtime(w.conv.runtime))
+    ended: list[int] = []
+    server = build_server(nav, on_end=lambda: ended.append(nav.calls))
+
+    async def body() -> list[Any]:
+        async with mcp.Client(server) as c:
+            tools = (await c.list_tools()).tools
+            assert all(t.annotations.read_only_hint for t in tools)
+            out = [await c.call_tool("records", {"step": "s1"})]
+            out += [await c.call_tool("talks", {}) for _ in range(3)]
+            return out
+
+    got = anyio.run(body)
+    assert not got[0].is_error and all(r.is_error for r in got[1:])
+    assert nav.refusals == 3 and ended == [4]
