@@ -118,8 +118,13 @@ def prices_update(
     _emit(ledger_report.update_json(result) if json else ledger_report.update_text(result), json)
 
 
-judge_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Judge a conversation (the navigation server for now).")
+from . import judge_cli  # noqa: E402
+
+judge_app = typer.Typer(cls=judge_cli.JudgeGroup, no_args_is_help=True, add_completion=False,
+                        help="Judge a conversation: `asz judge CONV` runs the stages into a new run directory; "
+                             "`asz judge -show RUN` renders a run; `asz judge mcp` serves the navigation.")
 app.add_typer(judge_app, name="judge")
+judge_cli.register(judge_app, out, err, lambda thing, json: _emit(thing, json))
 
 
 @judge_app.command("mcp")
