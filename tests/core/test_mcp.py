@@ -143,3 +143,16 @@ def test_in_memory_client_and_the_end_callback(corpus_store: Any) -> None:
     got = anyio.run(body)
     assert not got[0].is_error and all(r.is_error for r in got[1:])
     assert nav.refusals == 3 and ended == [4]
+
+
+def test_bad_window_or_missing_store_is_a_clear_error(corpus_store: Any, tmp_path: Path) -> None:
+    import subprocess
+
+    home = Path(corpus_store.path).parent
+    r = subprocess.run([str(ASZ), "judge", "mcp", "fa812bfe", "--window", "k999"], env={**os.environ, "ASZ_HOME": str(home)},
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and "k999 is not a main talk" in r.stderr
+    empty = tmp_path / "nohome"
+    r = subprocess.run([str(ASZ), "judge", "mcp", "fa812bfe"], env={**os.environ, "ASZ_HOME": str(empty)},
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and "no asz store" in r.stderr and not empty.exists()

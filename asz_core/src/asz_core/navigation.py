@@ -756,10 +756,15 @@ def open_navigator(conversation: str, head: str | int | None = None, window: str
                    budget: int = READ_BYTES, run_dir: Path | None = None, store: Any = None,
                    log: Callable[[dict[str, Any]], None] | None = None) -> Navigator:
     """A navigator over a collected conversation's window at a head."""
+    from .errors import AszError
     from .registry import Registry
-    from .store import Store
+    from .store import Store, asz_home
     from .window import build
 
+    if store is None:
+        path = asz_home() / "asz.db"
+        if not path.is_file():  # never create a store only to read it
+            raise AszError(f"no asz store at {path}: run asz collect first (or set ASZ_HOME)")
     st = store or Store.open()
     w = build(st, conversation, head, window)
     try:
