@@ -103,6 +103,8 @@ class Scan:
         self.not_person: set[str] = set()
         self.checks: list[Check] = []
         self.read_upto = -1
+        self.before_t: set[str] = set()
+        self.before_g: set[str] = set()
 
     # --- checks --------------------------------------------------------------------------------
     def left_out(self, where: str, what: str) -> None:
@@ -121,6 +123,7 @@ class Scan:
     # --- one call's answer ----------------------------------------------------------------------
     def apply(self, n: int, own: list[str], ans: dict[str, Any]) -> None:
         ownset = set(own)
+        self.before_t, self.before_g = set(self.targets), set(self.goals)  # ids earlier calls gave
         self.read_upto = max(self.pos[i] for i in own)
         entries: dict[str, dict[str, Any]] = {}
         for e in _list(ans.get("inputs")):
@@ -167,7 +170,7 @@ class Scan:
                     key = next((k for k, v in tkeys.items() if v == tid), None)
                     named = (tdefs.get(key) or {}).get("goal") if key else None
                     gid = gkeys.get(named) if isinstance(named, str) else None
-                    gid = gid or (named if named in goals else None)
+                    gid = gid or (named if named in self.before_g else None)
                     if gid in goals:
                         t.goal = gid
                     else:
@@ -175,7 +178,7 @@ class Scan:
                                           "not say which goal it serves: it stays in no goal")
             self.results[iid] = InputJudgment(iid, s.id, s.talk or "", s.source or "", n, tuple(acts), tuple(rels))
         for key, t in tdefs.items():
-            tid = tkeys.get(key) or (key if key in self.targets else None)
+            tid = self._target_id(key, tkeys)
             if tid is None:
                 self.left_out(key, f"a target {key} that no input creates" if not TID.fullmatch(key)
                               else f"a change to {key}: no such target")
@@ -188,7 +191,7 @@ class Scan:
             self._goal_claim(g, tkeys, gkeys)
 
     def _target_id(self, key: str, tkeys: dict[str, str]) -> str | None:
-        return tkeys.get(key) or (key if key in self.targets else None)
+        return tkeys.get(key) or (key if key in self.before_t else None)
 
     def _actions(self, iid: str, raw: Any, tkeys: dict[str, str], created: list[str]) -> list[Action]:
         out: list[Action] = []
@@ -206,7 +209,7 @@ class Scan:
                 self.left_out(iid, f"{act} that names no target")
                 continue
             if act == "create":
-                if key in tkeys or key in self.targets:
+                if key in tkeys or key in self.before_t:
                     by = self.targets[self._target_id(key, tkeys)].created_by  # type: ignore[index]
                     self.left_out(iid, f"create of {key}, which {by} created already")
                     continue
@@ -256,7 +259,7 @@ class Scan:
                 else:
                     out.append(self._unclear(iid, "not_from_person, though its actions say the person wrote it"))
             elif rel == "new":
-                if isinstance(goal, str) and (goal in gkeys or goal in self.goals):
+                if isinstance(goal, str) and (goal in gkeys or goal in self.before_g):
                     have = self.goals[gkeys.get(goal, goal)].inputs
                     out.append(self._unclear(iid, f"new names {goal}, which {have[0] if have else 'an earlier input'} "
                                                   "started already"))
@@ -266,7 +269,7 @@ class Scan:
                 self.goals[gid] = _Goal(gid, evolution=[Evolution(iid, "new", stmt)])
                 out.append(Relation("new", gid, None, stmt))
             else:
-                gid = (gkeys.get(goal) or (goal if goal in self.goals else None)) if isinstance(goal, str) else None
+                gid = (gkeys.get(goal) or (goal if goal in self.before_g else None)) if isinstance(goal, str) else None
                 if gid is None:
                     out.append(self._unclear(iid, f"{rel} names {goal!r}, a goal no earlier input started"))
                     continue
@@ -349,7 +352,7 @@ class Scan:
 
     def _goal_claim(self, g: Any, tkeys: dict[str, str], gkeys: dict[str, str]) -> None:
         key = g.get("goal") if isinstance(g, dict) else None
-        gid = (gkeys.get(key) or (key if key in self.goals else None)) if isinstance(key, str) else None
+        gid = (gkeys.get(key) or (key if key in self.before_g else None)) if isinstance(key, str) else None
         if gid is None:
             self.left_out(str(key), f"goal {key!r}: no input relates to it")
             return

@@ -1,0 +1,333 @@
+"""The targets stage driven by the scripted evaluator over corpus conversations: full runs, and
+answers built to break each rule, with asz's exact response to each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import cid_with, entry, inputs_of, judge, plain_answer
+
+
+def checks(stage: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(c["kind"], c["where"], c["what"]) for c in stage["checks"]]
+
+
+def test_full_run_over_every_corpus_conversation(corpus_store: Any, tmp_path: Path) -> None:
+    ran = 0
+    for row in corpus_store.conversations():
+        ins = inputs_of(corpus_store, row.id)
+        if not ins:
+            continue
+        res, stage = judge(corpus_store, tmp_path, row.id, [entry(plain_answer(ins))])
+        ran += 1
+        assert stage["status"] == "complete", stage["note"]
+        assert stage["header"] == {"inputs": len(ins), "answered": len(ins), "goals": 1, "targets": 1,
+                                   "targets_in_no_goal": 0, "never_read": 0}
+        t = stage["targets"][0]
+        assert t["id"] == "t1" and t["goal"] == "g1" and t["criteria"][0]["id"] == "t1.c1"
+        assert t["inputs"] == [s.input for s in ins]
+        assert stage["goals"][0]["main_target"] == "t1" and stage["goals"][0]["main_basis"] == "only_member"
+        assert [r["input"] for r in stage["inputs"]] == [s.input for s in ins]
+        assert stage["run"]["mode"] == "single" and stage["run"]["calls"] == 1
+        assert stage["run"]["consumed"]["requests"] == 1 and stage["run"]["consumed"]["input"] == 1000
+        assert stage["kit"]["digest"] and stage["kit"]["prompt_template"] and stage["evaluator"]["name"] == "scripted"
+        assert res.stages == {"targets": "complete", "achievement": "skipped", "subtasks": "skipped",
+                              "efficiency": "skipped", "reference": "skipped", "divergence": "skipped"}
+        run = json.loads((res.path / "run.json").read_text())
+        assert run["head"] == stage["head"] and run["kit"] == stage["kit"]["digest"]
+        assert len(run["prices"]["sha256"]) == 64 and run["evaluators"]["targets"]["name"] == "scripted"
+        prompt = (res.path / "calls/targets/1/1/prompt.md").read_text()
+        assert f"{131072:,} bytes" in prompt and '"conversation":"' + row.id in prompt
+        for s in ins:
+            assert f'"input":"{s.input}"' in prompt
+        assert (res.path / "calls/targets/1/1/reads.jsonl").read_text().count('"tool":"talks"') == 1
+    assert ran >= 10
+
+
+def test_a_hallucinated_input_id_is_left_out(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 2)
+    ins = inputs_of(corpus_store, cid)
+    ans = plain_answer(ins)
+    ans["inputs"].append({"input": "i999", "actions": [{"target": "new:a", "action": "accept"}],
+                          "relations": [{"relation": "continue", "goal": "new:A", "follows": ins[0].input}]})
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    assert stage["status"] == "partial"
+    assert checks(stage) == [("left_out", "i999", "an answer for i999: the conversation holds no such input")]
+    assert stage["note"] == ["left out: i999: an answer for i999: the conversation holds no such input"]
+    assert "i999" not in stage["targets"][0]["inputs"]
+
+
+def test_an_unanswered_input_is_unknown(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 3)
+    ins = inputs_of(corpus_store, cid)
+    ans = plain_answer(ins)
+    del ans["inputs"][1]
+    ans["inputs"][1]["relations"][0]["follows"] = ins[0].input
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    row = stage["inputs"][1]
+    assert row["answered"] is False
+    assert row["actions"] == [{"target": None, "action": "unknown", "note": None}]
+    assert row["relations"] == [{"relation": "unclear", "goal": None, "follows": None, "statement": None}]
+    assert ("filled_in", ins[1].input, "left unanswered: its action is unknown and its relation unclear") in checks(stage)
+    assert stage["status"] == "partial" and stage["header"]["answered"] == len(ins) - 1
+
+
+def test_a_continue_that_follows_nothing_becomes_unclear(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 3)
+    ins = inputs_of(corpus_store, cid)
+    ans = plain_answer(ins)
+    ans["inputs"][1]["relations"] = [{"relation": "continue", "goal": "new:A", "follows": None}]
+    ans["inputs"][2]["relations"] = [{"relation": "continue", "goal": "g7", "follows": ins[0].input}]
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    i1, i2 = ins[1].input, ins[2].input
+    assert stage["inputs"][1]["relations"] == [{"relation": "unclear", "goal": None, "follows": None, "statement": None}]
+    assert stage["inputs"][2]["relations"][0]["relation"] == "unclear"
+    assert checks(stage)[:2] == [
+        ("changed", i1, "continue of g1 follows None, which is no earlier input of g1: unclear"),
+        ("changed", i2, "continue names 'g7', a goal no earlier input started: unclear"),
+    ]
+    assert i1 not in stage["goals"][0]["inputs"] and i2 not in stage["goals"][0]["inputs"]
+
+
+def test_a_continue_may_not_follow_a_later_input_or_one_of_another_goal(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 4)
+    ins = [s.input for s in inputs_of(corpus_store, cid)]
+    ans = plain_answer(inputs_of(corpus_store, cid))
+    ans["inputs"][1] = {"input": ins[1], "actions": [{"target": "new:b", "action": "create"}],
+                        "relations": [{"relation": "new", "goal": "new:B", "statement": "do b"}]}
+    ans["targets"].append({"target": "new:b", "statement": "the outcome b", "criteria": [{"text": "b works"}]})
+    ans["inputs"][2]["relations"] = [{"relation": "continue", "goal": "new:A", "follows": ins[1]}]   # i of goal B
+    ans["inputs"][3]["relations"] = [{"relation": "continue", "goal": "new:A", "follows": ins[3]}]   # itself
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    assert [r["relations"][0]["relation"] for r in stage["inputs"][:4]] == ["new", "new", "unclear", "unclear"]
+    assert ("changed", ins[2], f"continue of g1 follows '{ins[1]}', which is no earlier input of g1: unclear") in checks(stage)
+
+
+def test_new_goals_take_the_next_id_in_order_of_their_first_input(corpus_store: Any, tmp_path: Path) -> None:
+    """A goal skipping an id: the evaluator names goals g3 and g1 (and targets t5, t2); asz numbers
+    them g1, g2 and t1, t2 in the order their first inputs came."""
+    cid = cid_with(corpus_store, 2)
+    ins = [s.input for s in inputs_of(corpus_store, cid)]
+    ans = {"inputs": [
+        {"input": ins[0], "actions": [{"target": "t5", "action": "create"}], "relations": [{"relation": "new", "goal": "g3", "statement": "x"}]},
+        {"input": ins[1], "actions": [{"target": "t2", "action": "create"}], "relations": [{"relation": "new", "goal": "g1", "statement": "y"}]},
+    ], "targets": [{"target": "t2", "statement": "second"}, {"target": "t5", "statement": "first"}], "goals": []}
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    assert [(g["id"], g["members"], g["evolution"][0]["statement"]) for g in stage["goals"]] == [("g1", ["t1"], "x"), ("g2", ["t2"], "y")]
+    assert [(t["id"], t["statement"], t["created_by"]) for t in stage["targets"]] == [("t1", "first", ins[0]), ("t2", "second", ins[1])]
+    assert stage["inputs"][1]["relations"][0] == {"relation": "new", "goal": "g2", "follows": None, "statement": "y"}
+
+
+def test_a_new_that_names_a_started_goal_is_unclear(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 2)
+    ins = inputs_of(corpus_store, cid)
+    ans = plain_answer(ins)
+    ans["inputs"][1]["relations"] = [{"relation": "new", "goal": "new:A", "statement": "again"}]
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    assert stage["inputs"][1]["relations"][0]["relation"] == "unclear"
+    assert ("changed", ins[1].input, f"new names new:A, which {ins[0].input} started already: unclear") in checks(stage)
+
+
+def test_a_return_right_after_its_goal_is_a_continue(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 4)
+    ins = [s.input for s in inputs_of(corpus_store, cid)]
+    ans = plain_answer(inputs_of(corpus_store, cid))
+    ans["inputs"][1] = {"input": ins[1], "actions": [{"target": "new:b", "action": "create"}],
+                        "relations": [{"relation": "new", "goal": "new:B", "statement": "b"}]}
+    ans["targets"].append({"target": "new:b", "statement": "b"})
+    ans["inputs"][2]["relations"] = [{"relation": "return", "goal": "new:A", "follows": ins[0]}]  # a real return
+    ans["inputs"][3]["relations"] = [{"relation": "return", "goal": "new:A", "follows": ins[2]}]  # right after A
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    assert [r["relations"][0]["relation"] for r in stage["inputs"][:4]] == ["new", "new", "return", "continue"]
+    assert ("changed", ins[3], f"return to g1 right after {ins[2]}, an input of g1: continue") in checks(stage)
+    assert stage["goals"][0]["inputs"][:3] == [ins[0], ins[2], ins[3]]
+
+
+def test_not_from_person_must_agree_with_its_actions(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 3)
+    ins = inputs_of(corpus_store, cid)
+    ans = plain_answer(ins)
+    ans["inputs"][1] = {"input": ins[1].input, "actions": [{"action": "not_from_person"}], "relations": [{"relation": "not_from_person"}]}
+    ans["inputs"][2]["actions"] = [{"target": "new:a", "action": "refine"}]
+    ans["inputs"][2]["relations"] = [{"relation": "not_from_person"}]
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    assert stage["inputs"][1]["relations"][0]["relation"] == "not_from_person"
+    assert stage["inputs"][2]["relations"][0]["relation"] == "unclear"
+    assert ("changed", ins[2].input, "not_from_person, though its actions say the person wrote it: unclear") in checks(stage)
+
+
+def test_a_main_target_with_no_citation_is_undetermined(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 3)
+    ins = [s.input for s in inputs_of(corpus_store, cid)]
+    ans = plain_answer(inputs_of(corpus_store, cid))
+    ans["inputs"][1]["actions"] = [{"target": "new:b", "action": "create"}]
+    ans["inputs"][1]["relations"] = [{"relation": "adjust", "goal": "new:A", "follows": ins[0], "statement": "a and b"}]
+    ans["targets"].append({"target": "new:b", "statement": "b", "criteria": [{"text": "b works"}]})
+    ans["goals"] = [{"goal": "new:A", "main_target": "new:b", "main_cited": None}]
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    g = stage["goals"][0]
+    assert g["members"] == ["t1", "t2"] and g["main_target"] is None and g["main_basis"] == "undetermined"
+    assert ("changed", "g1", "main target t2 cites no input of the person (None): undetermined") in checks(stage)
+    assert [e["statement"] for e in g["evolution"]] == ["do a", "a and b"]
+    # cited by the person's input: main
+    ans["goals"] = [{"goal": "new:A", "main_target": "new:b", "main_cited": ins[1]}]
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    g = stage["goals"][0]
+    assert (g["main_target"], g["main_basis"], g["main_cited"]) == ("t2", "cited", ins[1])
+    # an unknown id as the main target is left out
+    ans["goals"] = [{"goal": "new:A", "main_target": "t9", "main_cited": ins[1]}]
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    assert stage["goals"][0]["main_target"] is None
+    assert ("left_out", "g1", "main target 't9': no such target") in checks(stage)
+
+
+def test_unknown_ids_in_actions_talks_and_criteria_are_left_out(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 2)
+    ins = [s.input for s in inputs_of(corpus_store, cid)]
+    ans = plain_answer(inputs_of(corpus_store, cid))
+    ans["inputs"][1]["actions"] = [{"target": "t9", "action": "refine"}, {"target": "new:a", "action": "launch"}]
+    ans["targets"][0]["talks"] = ["k999", "a1"]
+    ans["targets"][0]["criteria"].append({"id": "t1.c7", "text": "x", "dropped_by": ins[1]})
+    ans["targets"].append({"target": "new:ghost", "statement": "nobody asked"})
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    got = checks(stage)
+    assert ("left_out", ins[1], "refine on t9, a target no input before it created") in got
+    assert ("left_out", ins[1], "action 'launch', which is no action") in got
+    assert ("filled_in", ins[1], "no action of its answer was kept: its action is unknown") in got
+    assert ("left_out", "t1", "talk 'k999': not a judged main talk") in got
+    assert ("left_out", "t1", "talk 'a1': not a judged main talk") in got
+    assert ("left_out", "t1", "criterion 't1.c7': t1 has no such criterion") in got
+    assert ("left_out", "new:ghost", "a target new:ghost that no input creates") in got
+    assert len(stage["targets"]) == 1 and stage["inputs"][1]["actions"][0]["action"] == "unknown"
+
+
+def test_a_chunked_scan_changes_an_earlier_target(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 6)
+    steps = inputs_of(corpus_store, cid)
+    ins = [s.input for s in steps]
+    settings = {"judge.mode": "stream", "judge.chunk_bytes": 1}  # every talk is a call of its own
+    # the calls: one per main talk with inputs
+    from asz_core import window
+
+    w = window.build(corpus_store, cid)
+    talks = [k for k in w.judged if any(w.conv.step(s).input in ins for s in w.conv.talk(k).inputs)]
+    own = [[s.input for s in steps if s.talk == k] for k in talks]
+    first = plain_answer(steps[: len(own[0])])
+    first["targets"][0]["criteria"] = [{"text": "a works"}, {"text": "a is fast"}]
+    calls = [entry(first, call=1)]
+    second = {"inputs": [{"input": i, "actions": [{"target": "t1", "action": "steer"}],
+                          "relations": [{"relation": "adjust", "goal": "g1", "follows": own[0][-1], "statement": "a, slower"}]}
+                         for i in own[1][:1]] +
+                        [{"input": i, "actions": [{"action": "none"}], "relations": [{"relation": "unclear"}]} for i in own[1][1:]],
+              "targets": [{"target": "t1", "statement": "the outcome a, changed",
+                           "criteria": [{"id": "t1.c2", "dropped_by": own[1][0]}, {"text": "a is correct"}, {"text": "a works"}]}],
+              "goals": []}
+    calls.append(entry(second, call=2))
+    for n, o in enumerate(own[2:], 3):
+        calls.append(entry({"inputs": [{"input": i, "actions": [{"target": "t1", "action": "accept"}],
+                                         "relations": [{"relation": "continue", "goal": "g1", "follows": own[0][0]}]} for i in o],
+                            "targets": [], "goals": []}, call=n))
+    res, stage = judge(corpus_store, tmp_path, cid, calls, settings=settings)
+    assert stage["status"] == "complete", stage["note"]
+    assert stage["run"]["mode"] == "stream" and stage["run"]["calls"] == len(talks)
+    t = stage["targets"][0]
+    assert t["statement"] == "the outcome a, changed"
+    assert t["criteria"] == [
+        {"id": "t1.c1", "text": "a works", "dropped": False, "dropped_by": None},
+        {"id": "t1.c2", "text": "a is fast", "dropped": True, "dropped_by": own[1][0]},
+        {"id": "t1.c3", "text": "a is correct", "dropped": False, "dropped_by": None},
+    ]
+    assert [e["input"] for e in stage["goals"][0]["evolution"]] == [ins[0], own[1][0]]
+    # call 2 was given the catalogue call 1 left, and the goal with its last input
+    p2 = (res.path / "calls/targets/2/1/prompt.md").read_text()
+    assert '"id":"t1"' in p2 and '"statement":"the outcome a"' in p2
+    assert f'"last_input":"{own[0][-1]}"' in p2 and f"call 2 of {len(talks)}" in p2
+    # and the targets tool of call 2 served that catalogue
+    state = json.loads((res.path / "calls/targets/2/state/stages/targets.json").read_text())
+    assert state["targets"][0]["statement"] == "the outcome a"
+    # a call is told which rows are context
+    assert own[0][-1] in p2.split("### Context")[1].split("### Targets")[0]
+
+
+def test_an_unreadable_answer_is_tried_again_and_both_attempts_count(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 2)
+    ins = inputs_of(corpus_store, cid)
+    calls = [{**entry(), "attempt": 1, "raw": "I could not decide.", "requests": [{"usage": {"input": 7, "output": 3, "cache_read": 0, "cache_write": 0}}, {"usage": None}]},
+             {**entry(plain_answer(ins)), "attempt": 2}]
+    res, stage = judge(corpus_store, tmp_path, cid, calls)
+    assert stage["status"] == "complete"
+    r = stage["run"]
+    assert (r["calls"], r["attempts"]) == (1, 2)
+    assert r["consumed"]["requests"] == 2 and r["consumed"]["unknown_requests"] == 1
+    assert r["consumed"]["input"] == 1007 and r["consumed"]["output"] == 103
+    assert r["consumed"]["largest_input_side"] == 1050
+    log = r["attempt_log"]
+    assert [(a["attempt"], a["status"], a["error"]) for a in log] == [(1, "unreadable", "the answer holds no JSON object"), (2, "ok", None)]
+    assert (res.path / "calls/targets/1/1/answer.txt").read_text() == "I could not decide."
+    assert len((res.path / "calls/targets/1/1/requests.jsonl").read_text().splitlines()) == 2
+    assert (res.path / "calls/targets/1/2/prompt.md").is_file()
+
+
+def test_a_call_failing_twice_fails_the_stage_and_counts_what_was_never_read(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 6)
+    steps = inputs_of(corpus_store, cid)
+    settings = {"judge.mode": "stream", "judge.chunk_bytes": 1}
+    from asz_core import window
+
+    w = window.build(corpus_store, cid)
+    own = [[s.input for s in steps if s.talk == k] for k in w.judged]
+    own = [o for o in own if o]
+    first = plain_answer(steps[: len(own[0])])
+    res, stage = judge(corpus_store, tmp_path, cid, [entry(first, call=1), {**entry(call=2), "raw": "{not json"}], settings=settings)
+    assert stage["status"] == "failed"
+    never = sum(len(o) for o in own[1:])
+    assert stage["reason"] == (f"call 2 gave nothing readable twice (the answer holds no JSON object); {never} of "
+                               f"{len(steps)} inputs were never read")
+    assert stage["header"]["never_read"] == never and stage["targets"] == []
+    assert stage["run"]["attempts"] == 3 and stage["run"]["calls"] == 2
+    assert res.stages["targets"] == "failed" and (res.path / "close.json").is_file()
+    assert not (res.path / "calls/targets/3").exists()
+
+
+def test_a_call_with_no_answer_in_the_script_fails(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 1)
+    _, stage = judge(corpus_store, tmp_path, cid, [])
+    assert stage["status"] == "failed"
+    assert "has no answer for targets call 1 (attempt 2)" in stage["run"]["attempt_log"][1]["error"]
+
+
+def test_a_disallowed_end_state_and_replacement(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 2)
+    ins = [s.input for s in inputs_of(corpus_store, cid)]
+    ans = plain_answer(inputs_of(corpus_store, cid))
+    ans["inputs"][1]["actions"] = [{"target": "new:b", "action": "create"}, {"target": "new:a", "action": "cancel"}]
+    ans["targets"][0].update(state="replaced", replaced_by="new:b")
+    ans["targets"].append({"target": "new:b", "statement": "b instead", "state": "finished"})
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    t1, t2 = stage["targets"]
+    assert (t1["state"], t1["replaced_by"]) == ("replaced", "t2")
+    assert t2["state"] == "open" and t2["goal"] == "g1"
+    assert ("left_out", "t2", "end state 'finished', which is no end state") in checks(stage)
+    assert stage["inputs"][1]["actions"] == [{"target": "t2", "action": "create", "note": None},
+                                             {"target": "t1", "action": "cancel", "note": None}]
+    assert ins[1] in t1["inputs"]
+
+
+def test_an_input_for_two_goals_and_the_goal_of_its_targets(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 2)
+    ins = [s.input for s in inputs_of(corpus_store, cid)]
+    ans = plain_answer(inputs_of(corpus_store, cid))
+    ans["inputs"][1] = {"input": ins[1], "actions": [{"target": "new:b", "action": "create"}, {"target": "new:c", "action": "create"}],
+                        "relations": [{"relation": "continue", "goal": "new:A", "follows": ins[0]},
+                                      {"relation": "new", "goal": "new:C", "statement": "c"}]}
+    ans["targets"] += [{"target": "new:b", "statement": "b", "goal": "new:A"}, {"target": "new:c", "statement": "c"}]
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    goals = {t["id"]: t["goal"] for t in stage["targets"]}
+    assert goals == {"t1": "g1", "t2": "g1", "t3": None}
+    assert stage["header"]["targets_in_no_goal"] == 1
+    assert ("changed", "t3", f"created by {ins[1]}, which relates to g1, g2, and the answer does not say which goal it "
+            "serves: it stays in no goal") in checks(stage)
