@@ -200,14 +200,17 @@ class Navigator:
 
     def _envelope(self, tool: str, payload: dict[str, Any]) -> bytes:
         """The answer as written: the payload with the tool, the head and the budget left after it."""
-        body = {"tool": tool, "head": self._head, "budget_left": 0, **payload}
-        guess = 0
-        for _ in range(4):  # the number is inside the answer it counts: settle it
-            body["budget_left"] = self.left - guess
+        body = {"tool": tool, "head": self._head, "budget_left": self.left, **payload}
+        top = len(_dump(body))  # the longest it can be: fewer bytes left never takes more digits
+        for size in range(top, top - 4, -1):  # the number is inside the answer it counts: settle it
+            body["budget_left"] = self.left - size
             b = _dump(body)
-            if len(b) == guess:
+            if len(b) == size:
                 break
-            guess = len(b)
+        else:  # the digits would not settle: say what is left after ``top`` bytes and pad to exactly that
+            body["budget_left"] = self.left - top
+            b = _dump(body)
+            b = b[:-1] + b" " * (top - len(b)) + b"}"
         if len(b) > PAGE_BYTES:  # never expected: every tool pages below the limit
             b = _dump({"tool": tool, "head": self._head, "budget_left": self.left,
                        "error": f"internal: answer of {len(b)} bytes exceeds a page; report this"})
