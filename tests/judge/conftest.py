@@ -63,8 +63,9 @@ def judge(store: Any, tmp_path: Path, cid: str, calls: list[dict[str, Any]], **k
     script = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.json"
     script.write_text(json.dumps({"calls": calls}))
     settings = kw.pop("settings", {})
+    progress = kw.pop("progress", None)
     opts = runner.JudgeOptions(cid, evaluator=f"scripted:{script}", settings=settings, config=kw.pop("config", None), **kw)
-    res = runner.judge(opts, store=store, progress=kw.pop("progress", None))
+    res = runner.judge(opts, store=store, progress=progress)
     stage = json.loads((res.path / "stages" / "targets.json").read_text())
     return res, stage
 

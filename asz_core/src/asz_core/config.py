@@ -143,10 +143,10 @@ def load(path: Path | None = None, *, overrides: dict[str, Any] | None = None) -
     except RecordError as exc:
         msg = str(exc)
         j = data.get("judge")
-        if isinstance(j, dict):  # a validator's own message says more than "invalid value"
+        if isinstance(j, dict) and "invalid value" in msg:  # a validator's own message says more
             try:
                 JudgeConfig(**j)
-            except (ValueError, TypeError) as inner:
+            except ValueError as inner:
                 msg = str(inner)
         raise ConfigError(f"{src or 'configuration'}: {msg}") from exc
     if src is not None:

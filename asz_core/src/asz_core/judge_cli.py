@@ -55,11 +55,11 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
             conversation, head=head, window=window, evaluator=evaluator, stage_evaluators=per_stage, config=config,
             stages=tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None,
             prices=str(prices) if prices else None, settings={"judge.mode": mode} if mode else {})
-        say = None if json else (lambda line: err.print(line, highlight=False))
+        say = None if json else (lambda line: err.print(line, highlight=False, soft_wrap=True))
         result = runner.judge(opts, progress=say)
         d = runner.read_run(result.path)
         if json:
             emit(d, True)
             return
-        out.print(f"run {result.path}")
+        out.print(f"run {result.path}", soft_wrap=True, highlight=False)
         emit(judge_report.run_text(d), False)

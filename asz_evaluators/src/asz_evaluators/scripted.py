@@ -18,6 +18,7 @@ YAML or JSON file (docs/judge.md, "The scripted evaluator")::
         answer: {...}         # the answer (a JSON value), or
         raw: "..."            # the answer as text, exactly (to replay an unreadable one)
         stderr: ""
+        pause: 0.5            # optional: seconds to wait before answering, as a model would
 
 Reads go through the same navigation and reading budget a real evaluator's do, so a refused
 answer is refused here too, and every read is logged in the attempt's reads.jsonl.
@@ -25,6 +26,7 @@ answer is refused here too, and every read is logged in the attempt's reads.json
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -95,6 +97,9 @@ class ScriptedEvaluator(EvaluatorBackend):
                                         reads=tuple(names)))
             else:
                 requests.append(Request(model=model, said=False, reads=tuple(names)))
+        pause = entry.get("pause")
+        if isinstance(pause, (int, float)) and not isinstance(pause, bool) and pause > 0:
+            time.sleep(min(float(pause), 60.0))
         if "raw" in entry:
             raw = str(entry["raw"])
             answer = None
