@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -34,6 +35,7 @@ def run_text(d: dict[str, Any]) -> Group:
         if sf.get("note"):
             why = (why + "; " if why else "") + f"{len(sf['note'])} checks: " + "; ".join(sf["note"][:3]) + (" …" if len(sf["note"]) > 3 else "")
         c = r.get("consumed") or {}
+        why = escape(why)
         t.add_row(name, sf.get("status", "?"), f"{r.get('calls', 0)} ({r.get('attempts', 0)} attempts)" if r.get("calls") else "—",
                   f"{r.get('largest_prompt_bytes', 0):,} B" if r.get("calls") else "—",
                   f"{c.get('requests', 0)} requests, {sum(c.get(k, 0) for k in ('input', 'output', 'cache_read', 'cache_write')):,} tokens, "
@@ -68,16 +70,17 @@ def targets_text(tg: dict[str, Any]) -> Group:
         g = goals.get(gid) if gid else None
         if g:
             asks = next((e["statement"] for e in reversed(g.get("evolution", [])) if e.get("statement")), "")
-            main = g.get("main_target") or "undetermined"
-            title = f"{gid}: {asks}  (main: {main}, {g.get('main_basis')})"
+            main = (f"main target {g['main_target']} ({g.get('main_basis', '').replace('_', ' ')}"
+                    + (f" {g['main_cited']})" if g.get("main_cited") else ")")) if g.get("main_target") else "main target undetermined"
+            title = escape(f"{gid}: {asks} ({main})")
         else:
             title = "in no goal"
         t = Table("target", "state", "statement", "criteria", "talks", "inputs", title=title, title_justify="left", show_lines=True)
         for x in members:
             crit = "\n".join(f"{c['id']} {'[dropped by ' + str(c.get('dropped_by')) + '] ' if c.get('dropped') else ''}{c['text']}"
                              for c in x.get("criteria", [])) or "—"
-            t.add_row(x["id"], x["state"] + (f" → {x['replaced_by']}" if x.get("replaced_by") else ""), x.get("statement") or "—",
-                      crit, ",".join(x.get("talks", [])) or "—", ",".join(x.get("inputs", [])))
+            t.add_row(x["id"], x["state"] + (f" → {x['replaced_by']}" if x.get("replaced_by") else ""), escape(x.get("statement") or "—"),
+                      escape(crit), ",".join(x.get("talks", [])) or "—", ",".join(x.get("inputs", [])))
         tables.append(t)
     it = Table("input", "talk", "actions", "relations", title="inputs", title_justify="left")
     for r in tg.get("inputs", []):

@@ -505,8 +505,7 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
         if stage not in asked:
             sf = run.stage_file(stage, "skipped", "not asked for (--stages)")
         elif stage in SOURCE_STAGES:
-            sf = run.stage_file(stage, "skipped", "no sources were given" if stage == "reference" else
-                                "no sources were given (and the reference stage is not built yet)")
+            sf = run.stage_file(stage, "skipped", "no sources were given")
         elif stage not in BUILT:
             sf = run.stage_file(stage, "skipped", "not built yet")
         else:
