@@ -169,3 +169,31 @@ def test_cli_judge_and_show(corpus_store: Any, tmp_path: Path, monkeypatch: pyte
     assert r4.exit_code != 0
     r5 = CliRunner().invoke(cli.app, ["judge", "mcp", "--help"])
     assert r5.exit_code == 0 and "navigation" in r5.output
+
+
+def test_calls_side_by_side_keep_their_order() -> None:
+    import threading
+    import time
+    import types
+
+    sc = runner.StageCalls.__new__(runner.StageCalls)
+    sc.run = types.SimpleNamespace(cfg=C.Config(judge=C.JudgeConfig(concurrency=3)))
+    seen: set[int] = set()
+    at_once = []
+    lock = threading.Lock()
+    running = [0]
+
+    def job(n: int) -> Any:
+        def f() -> int:
+            with lock:
+                running[0] += 1
+                at_once.append(running[0])
+                seen.add(threading.get_ident())
+            time.sleep(0.05 * (4 - n))
+            with lock:
+                running[0] -= 1
+            return n
+        return f
+
+    assert sc.side_by_side([job(n) for n in range(4)]) == [0, 1, 2, 3]
+    assert max(at_once) == 3 and len(seen) == 3

@@ -331,3 +331,33 @@ def test_an_input_for_two_goals_and_the_goal_of_its_targets(corpus_store: Any, t
     assert stage["header"]["targets_in_no_goal"] == 1
     assert ("changed", "t3", f"created by {ins[1]}, which relates to g1, g2, and the answer does not say which goal it "
             "serves: it stays in no goal") in checks(stage)
+
+
+def test_a_talk_larger_than_a_chunk_names_its_inputs_past_the_limit(corpus_store: Any, tmp_path: Path) -> None:
+    from asz_core import window
+
+    for row in corpus_store.conversations():
+        steps = inputs_of(corpus_store, row.id)
+        w = window.build(corpus_store, row.id)
+        big = [k for k in w.judged if sum(1 for s in steps if s.talk == k) >= 2]
+        if big:
+            break
+    else:
+        pytest.skip("no talk with two inputs")
+    cid, k = row.id, big[0]
+    talks = [t for t in w.judged if any(s.talk == t for s in steps)]
+    calls = []
+    for n, t in enumerate(talks, 1):
+        own = [s for s in steps if s.talk == t]
+        ans = {"inputs": [{"input": s.input, "actions": [{"action": "none"}], "relations": [{"relation": "unclear"}]} for s in own],
+               "targets": [], "goals": []}
+        calls.append(entry(ans, call=n))
+    res, stage = judge(corpus_store, tmp_path, cid, calls, settings={"judge.mode": "stream", "judge.chunk_bytes": 1})
+    assert stage["status"] == "complete", stage["note"]
+    n = talks.index(k) + 1
+    own = [s.input for s in steps if s.talk == k]
+    prompt = (res.path / f"calls/targets/{n}/1/prompt.md").read_text()
+    assert (f"Talk {k} holds more inputs than fit one call: {len(own) - 1} of its inputs ({own[1]} to {own[-1]}) are past "
+            "this call's limit and not listed below.") in prompt
+    assert f'"input":"{own[0]}"' in prompt and f'"input":"{own[1]}"' not in prompt.split("### Your inputs")[1].split("### Context")[0]
+    assert all(r["answered"] for r in stage["inputs"])
