@@ -134,7 +134,8 @@ def test_install_through_claude(tmp_path: Path, asz_home: Path) -> None:
     hooks = json.loads((plugin / "asz-recorder" / "hooks" / "hooks.json").read_text())["hooks"]
     assert set(hooks) >= {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}
     cmd = hooks["PreToolUse"][0]["hooks"][0]["command"]
-    assert cmd.endswith(" pre") and "asz-claude-hook" in cmd and f"ASZ_HOME={asz_home.resolve()}" in cmd
+    assert cmd.endswith(" pre") and "asz-record.py" in cmd and f"ASZ_HOME={asz_home.resolve()}" in cmd
+    assert (plugin / "asz-recorder" / "bin" / "asz-record.py").is_file()
     calls = log.read_text().splitlines()
     assert calls[0] == f"{proj.resolve()} plugin marketplace add {plugin} --scope project"
     assert any(c.endswith("plugin install asz-recorder@asz --scope project") for c in calls)

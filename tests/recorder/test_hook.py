@@ -124,10 +124,12 @@ def test_git_write_edit_bash(repo: Path, home: Path) -> None:
 def test_git_dirty_file_changed_again_and_a_call_that_changed_nothing(repo: Path, home: Path) -> None:
     app = repo / "src" / "app.py"
     app.write_text("def f():\n    return 5\n")  # dirty before the call
-    call(repo, "t1", "Read", {"file_path": str(app)})
+    call(repo, "t0", "Read", {"file_path": str(app)})  # a read-only tool: no comparison, no record
+    call(repo, "t1", "Bash", {"command": "true"}, response={"stdout": "", "stderr": ""})
     call(repo, "t2", "Bash", {"command": "sed"}, lambda: app.write_text("def f():\n    return 6\n"),
          response={"stdout": "", "stderr": ""})
-    recs = spool(home)
+    recs = [r for r in spool(home) if r["type"] == "change"]
+    assert [r["tool_use_id"] for r in recs] == ["t1", "t2"]
     assert recs[0]["files"] == [] and recs[0]["cut"] is False  # captured: nothing changed
     f = _files(recs[1])["src/app.py"]
     assert "-    return 5\n+    return 6" in f["diff"]
@@ -198,8 +200,10 @@ def test_commit_inside_a_call_and_head_moving(repo: Path, home: Path) -> None:
 
 def test_never_writes_to_the_workspace(repo: Path, home: Path) -> None:
     before = _tree(repo)
-    call(repo, "t1", "Read", {"file_path": str(repo / "README.md")})
-    call(repo, "t2", "Grep", {"pattern": "x"})
+    (repo / "README.md").write_text("dirty\n")
+    before = _tree(repo)
+    call(repo, "t1", "Bash", {"command": "true"}, response={})
+    call(repo, "t2", "Edit", {"file_path": str(repo / "README.md")})
     assert _tree(repo) == before  # .git/index included: git runs without optional locks
 
 
