@@ -197,3 +197,22 @@ def test_calls_side_by_side_keep_their_order() -> None:
 
     assert sc.side_by_side([job(n) for n in range(4)]) == [0, 1, 2, 3]
     assert max(at_once) == 3 and len(seen) == 3
+
+
+def test_the_goals_are_bounded() -> None:
+    from asz_core.judgment import Evolution
+    from asz_core.stages.targets import Scan, _Goal, goals_text
+
+    scan = Scan([], set(), set())
+    scan.order = [f"i{n}" for n in range(1, 201)]
+    scan.pos = {i: k for k, i in enumerate(scan.order)}
+    for n in range(1, 101):
+        scan.goals[f"g{n}"] = _Goal(f"g{n}", inputs=[f"i{2 * n}"], evolution=[Evolution(f"i{2 * n}", "new", "x" * 150)])
+    whole = goals_text(scan, 10**6)
+    assert len(whole.splitlines()) == 100 and '"asks":"' in whole
+    short = goals_text(scan, len(whole) - 1)
+    assert '"asks"' not in short and len(short.splitlines()) == 100
+    few = goals_text(scan, 1000)
+    assert len(few.encode()) <= 1000
+    lines = few.splitlines()
+    assert json.loads(lines[0])["id"] == "g100" and lines[-1].startswith("… and ")

@@ -466,14 +466,37 @@ def bounded_catalogue(targets: list[dict[str, Any]], limit: int) -> str:
     return "\n".join(lines)
 
 
-def goals_text(scan: Scan) -> str:
+def goals_text(scan: Scan, limit: int) -> str:
+    """The goals found so far, each with the last input related to it, in at most ``limit``
+    bytes: whole; else ids, last inputs and main targets; else the goals whose last input came
+    latest, as many as fit, with a line saying how many more."""
+    goals = scan.goal_records()
+    if not goals:
+        return "(none yet)"
     rows = []
-    for g in scan.goal_records():
-        last = g.inputs[-1] if g.inputs else None
+    for g in goals:
         stmt = next((e.statement for e in reversed(g.evolution) if e.statement), None)
-        rows.append({"id": g.id, "asks": _clip(stmt or "", SHORT), "last_input": last, "members": list(g.members),
-                     "main_target": g.main_target})
-    return "\n".join(_dump(r).decode() for r in rows) if rows else "(none yet)"
+        rows.append({"id": g.id, "asks": _clip(stmt or "", SHORT), "last_input": g.inputs[-1] if g.inputs else None,
+                     "members": list(g.members), "main_target": g.main_target})
+    whole = "\n".join(_dump(r).decode() for r in rows)
+    if len(whole.encode()) <= limit:
+        return whole
+    short = [{"id": r["id"], "last_input": r["last_input"], "main_target": r["main_target"]} for r in rows]
+    text = "\n".join(_dump(r).decode() for r in short)
+    if len(text.encode()) <= limit:
+        return text
+    latest = sorted(short, key=lambda r: -scan.pos.get(r["last_input"] or "", -1))
+    lines: list[str] = []
+    used = 0
+    for k, r in enumerate(latest):
+        line = _dump(r).decode()
+        if used + len(line) + 1 + 120 > limit:
+            lines.append(f"… and {len(latest) - k} more goals whose last input came earlier; a relation to one of them "
+                         "needs its id and an earlier input of it (the targets tool shows each target's goal and inputs)")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)
 
 
 def call_note(n: int, total: int, chunk: Chunk, mode: str, first_own: str, last_own: str) -> str:
@@ -527,11 +550,12 @@ def run_targets(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
             state_dir = run.path / "calls" / STAGE / str(n) / "state"
             (state_dir / "stages").mkdir(parents=True, exist_ok=True)
             cat = scan.catalogue_json()
+            goals = goals_text(scan, cfg.state_bytes // 4)  # the goals take at most a quarter, the catalogue the rest
             (state_dir / "stages" / "targets.json").write_bytes(orjson.dumps({"targets": cat}, option=orjson.OPT_INDENT_2))
             prompt = render(template, {
                 "budget": f"{cfg.read_bytes:,}", "card": card, "call_note": call_note(n, len(chunks), chunk, mode, own[0], own[-1]),
                 "own": "\n".join(b.decode() for b in chunk.rows), "context": "\n".join(ctx),
-                "catalogue": bounded_catalogue(cat, cfg.state_bytes), "goals": goals_text(scan),
+                "catalogue": bounded_catalogue(cat, cfg.state_bytes - len(goals.encode())), "goals": goals,
             })
             out = calls.call(n, prompt, schema, readable, run_dir=state_dir)
             if not out.ok:
