@@ -458,7 +458,7 @@ def bounded_catalogue(targets: list[dict[str, Any]], limit: int) -> str:
     for k, t in enumerate(targets):
         line = _dump({"id": t["id"], "state": t["state"]}).decode()
         tail = f"… and {len(targets) - k - 1} more targets: read any of them whole with targets(id=…)"
-        if used + len(line) + 1 + len(tail) > limit:
+        if used + len(line.encode()) + 1 + len(tail.encode()) > limit:
             lines.append(f"… and {len(targets) - k} more targets: read any of them whole with targets(id=…)")
             break
         lines.append(line)
@@ -488,14 +488,18 @@ def goals_text(scan: Scan, limit: int) -> str:
     latest = sorted(short, key=lambda r: -scan.pos.get(r["last_input"] or "", -1))
     lines: list[str] = []
     used = 0
+    def tail(n: int) -> str:
+        return (f"… and {n} more goals whose last input came earlier (the targets tool shows each target's goal and "
+                "the inputs that acted on it)")
+
     for k, r in enumerate(latest):
         line = _dump(r).decode()
-        if used + len(line) + 1 + 120 > limit:
-            lines.append(f"… and {len(latest) - k} more goals whose last input came earlier; a relation to one of them "
-                         "needs its id and an earlier input of it (the targets tool shows each target's goal and inputs)")
+        rest = len(latest) - k - 1
+        if used + len(line.encode()) + 1 + (len(tail(rest).encode()) if rest else 0) > limit:
+            lines.append(tail(len(latest) - k))
             break
         lines.append(line)
-        used += len(line) + 1
+        used += len(line.encode()) + 1
     return "\n".join(lines)
 
 
