@@ -6,6 +6,9 @@ from asz_core import hookimpl
 
 @hookimpl
 def asz_evaluator_backends():
+    from .anthropic_backend import AnthropicEvaluator
+    from .bedrock_backend import BedrockEvaluator
+    from .openai_backend import OpenAIEvaluator
     from .scripted import ScriptedEvaluator
 
-    return [ScriptedEvaluator]
+    return [ScriptedEvaluator, AnthropicEvaluator, OpenAIEvaluator, BedrockEvaluator]

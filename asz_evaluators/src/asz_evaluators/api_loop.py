@@ -1,0 +1,360 @@
+"""The in-process tool loop the API evaluators share (docs/evaluators/anthropic.md, openai.md,
+bedrock.md).
+
+An API evaluator gets the navigation as the provider's tools, in the asz process, each tool's
+input schema as the navigation states it (:data:`asz_core.mcp_server.TOOL_SPECS`), plus one
+``submit`` tool whose input schema is the stage's answer schema. A submitted answer is checked
+against that schema before it is accepted; one that does not match is answered with what is
+wrong, and the model may submit again (:data:`MAX_BAD_SUBMITS` times in all).
+
+Every tool call reads through the call's :class:`~asz_core.navigation.Navigator`, so the reading
+budget, its refusals and the read log are the navigation's own. Once the tool results kept in the
+model's context pass :data:`KEEP_BYTES`, the oldest are replaced by a line saying they were read
+(the model calls the tool again when it needs one back).
+
+Usage: every response's usage is recorded as the provider reported it, one
+:class:`~asz_core.judgment.Request` per request, converted once into asz's four types (input
+without the cache, output, cache read, cache write). A request whose answer never came (an API
+error, a connection cut off, a response with no usage) is a request whose usage was never said:
+counted apart (``said=False``), never as zero, and it hides none of the others. What each
+response said is also kept as the provider wrote it, one line per request, in ``api.jsonl`` in
+the attempt's directory.
+
+The SDK clients are made with their own retries off, so that every request sent is one this loop
+saw; the loop retries a failed request itself (``retries``, default 2) and counts each.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+from attrs import define, field
+
+from asz_core.errors import EvaluatorError, MissingDependency
+from asz_core.interfaces import EvaluatorBackend
+from asz_core.judgment import CallResult, EvaluatorCall, Request
+
+KEEP_BYTES = 262144
+"""Bytes of tool results kept in the model's context; past it the oldest are replaced by a line."""
+MAX_BAD_SUBMITS = 3
+"""Submits that do not match the answer schema before the call fails."""
+MAX_REQUESTS = 100
+"""Requests one call may make (``max_requests``)."""
+RETRIES = 2
+"""Times a failed request is sent again (``retries``); each one is counted."""
+SUBMIT = "submit"
+SUBMIT_DESCRIPTION = ("Give your answer: one JSON object matching the stage's answer schema, as this tool's input. "
+                      "It is checked against the schema; an answer that does not match is returned with what is "
+                      "wrong, so you can submit again. Call it once, when you have read what your answer needs.")
+START = ("Read the conversation through the tools, from the overview down, as the instructions say. When you have "
+         "read what your answer needs, give your answer by calling the submit tool with the JSON object as its "
+         "input.")
+NUDGE = ("Give your answer now by calling the submit tool with the JSON object (matching the answer schema) as its "
+         "input. asz reads nothing but that.")
+
+
+def missing(sdk: str, extra: str) -> MissingDependency:
+    return MissingDependency(f"the {extra} evaluator needs the {sdk} package: pip install 'asz-evaluators[{extra}]' "
+                             f"(or pip install {sdk})")
+
+
+# --- what the loop keeps ---------------------------------------------------------------------------
+
+@define
+class ToolUse:
+    id: str
+    name: str
+    input: Any
+    """The arguments as the model gave them: a dict, or the text that did not parse as one."""
+
+
+@define
+class ToolResult:
+    use: ToolUse
+    text: str
+    error: bool = False
+    elided: bool = False
+
+
+@define
+class Turn:
+    """One exchange the provider renders into its messages: the assistant's message as the
+    provider gave it (echoed back as it was), then the tool results, or a text from asz."""
+
+    assistant: Any
+    uses: list[ToolUse] = field(factory=list)
+    results: list[ToolResult] = field(factory=list)
+    user_text: str | None = None
+
+
+@define
+class Reply:
+    """One response, read by the provider class."""
+
+    assistant: Any
+    uses: list[ToolUse]
+    text: str
+    request: Request
+    reported: dict[str, Any]
+    """What the provider said of the response (usage, stop reason, model), kept in api.jsonl."""
+
+
+class RequestFailed(Exception):
+    """A request that got no answer with usage: an API error, or a connection cut off."""
+
+    def __init__(self, message: str, *, retry: bool) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+class NotSent(Exception):
+    """A request that was never sent (no credentials, a bad option): the call fails, nothing is counted."""
+
+
+def count(v: Any) -> int | None:
+    """A count as the provider said it: None when it was not said, or is no count."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def dump(v: Any) -> str:
+    return orjson.dumps(v, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+
+
+def tool_specs(schema: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """The tools an API evaluator is given: the navigation's, each with its input schema, then
+    ``submit`` with the stage's answer schema."""
+    from asz_core.mcp_server import TOOL_SPECS
+
+    out = [(name, desc, sch) for name, (desc, sch) in TOOL_SPECS.items()]
+    sub = {k: v for k, v in schema.items() if k not in ("$schema", "$id")}
+    out.append((SUBMIT, SUBMIT_DESCRIPTION, sub))
+    return out
+
+
+def check_answer(schema: dict[str, Any], answer: Any) -> list[str]:
+    """What is wrong with ``answer`` against the stage's schema (empty when it matches)."""
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    errors = sorted(cls(schema).iter_errors(answer), key=lambda e: list(e.absolute_path))
+    out = []
+    for e in errors[:20]:
+        where = "/".join(str(p) for p in e.absolute_path) or "(the answer)"
+        out.append(f"{where}: {e.message[:300]}")
+    if len(errors) > 20:
+        out.append(f"... and {len(errors) - 20} more")
+    return out
+
+
+def elide(turns: list[Turn], keep: int) -> int:
+    """Replace the oldest tool results by a line saying they were read, until those kept take at
+    most ``keep`` bytes; the results of the latest turn are always kept. Returns how many were
+    replaced."""
+    live = [r for t in turns for r in t.results if not r.elided and r.use.name != SUBMIT]
+    size = sum(len(r.text.encode()) for r in live)
+    last = [t for t in turns if t.results][-1:]
+    n = 0
+    for r in live:
+        if last and any(r is x for x in last[0].results):  # what the model just read is always given to it
+            break
+        if size <= keep:
+            break
+        b = len(r.text.encode())
+        args = r.use.input if isinstance(r.use.input, dict) else {}
+        r.text = (f"[{r.use.name} {dump(args)} was read here ({b} bytes); it was taken out to keep the context "
+                  "small. Call the tool again if you need it.]")
+        r.elided = True
+        size -= b
+        n += 1
+    return n
+
+
+# --- the backend -----------------------------------------------------------------------------------
+
+class ApiEvaluator(EvaluatorBackend):
+    """An evaluator over a provider's API: the loop, the usage, the files. Subclasses give the
+    client, one request, and how a reply reads."""
+
+    name: ClassVar[str]
+    extra: ClassVar[str]
+    """The extra of asz-evaluators that installs its SDK."""
+    key_env: ClassVar[tuple[str, ...]] = ()
+    """Environment variables that give it credentials (for choosing an evaluator)."""
+
+    # -- what a provider gives --
+
+    @abstractmethod
+    def client(self, call: EvaluatorCall, opts: dict[str, Any]) -> Any:
+        """The SDK client, its retries off. Raises MissingDependency when the SDK is missing."""
+
+    @abstractmethod
+    def send(self, client: Any, model: str, system: str, turns: list[Turn], tools: list[tuple[str, str, dict[str, Any]]],
+             opts: dict[str, Any]) -> Reply:
+        """One request with the whole exchange so far. Raises RequestFailed when no answer came."""
+
+    # -- options --
+
+    @classmethod
+    def available(cls) -> str | None:
+        """Why this backend could run here (an SDK and a key), or None."""
+        import importlib.util
+        import os
+
+        if not all(importlib.util.find_spec(m) for m in cls.modules()):
+            return None
+        for k in cls.key_env:
+            if os.environ.get(k):
+                return f"{k} is set"
+        return None
+
+    @classmethod
+    def modules(cls) -> tuple[str, ...]:
+        return ()
+
+    def model(self, call: EvaluatorCall) -> str:
+        model = call.argument or call.options.get("model")
+        if not isinstance(model, str) or not model:
+            raise EvaluatorError(f"the {self.name} evaluator needs a model: give it as --evaluator {self.name}:MODEL, or "
+                                 f"set evaluators: {{{self.name}: {{model: MODEL}}}} in asz.yaml")
+        return model
+
+    # -- the loop --
+
+    def judge(self, call: EvaluatorCall) -> CallResult:
+        opts = dict(call.options)
+        model = self.model(call)
+        client = self.client(call, opts)
+        tools = tool_specs(call.schema)
+        names = {n for n, _, _ in tools}
+        keep = int(opts.get("keep_bytes") or KEEP_BYTES)
+        max_requests = int(opts.get("max_requests") or MAX_REQUESTS)
+        retries = int(opts.get("retries", RETRIES))
+        wait = float(opts.get("retry_wait", 2.0))
+        log = _Log(call.directory / "api.jsonl")
+        requests: list[Request] = []
+        turns: list[Turn] = [Turn(assistant=None, user_text=START)]
+        notes: list[str] = []
+        bad = 0
+        nudged = False
+        last_text = ""
+        last_submit: str | None = None
+        models: list[str] = []
+
+        def result(answer: Any = None, raw: str = "", error: str | None = None) -> CallResult:
+            log.close()
+            return CallResult(answer=answer, raw=raw, requests=tuple(requests), stderr="\n".join(notes) + ("\n" if notes else ""),
+                              error=error, model=models[-1] if models else model)
+
+        while True:
+            if len(requests) >= max_requests:
+                return result(raw=last_submit or last_text,
+                              error=f"no answer after {max_requests} requests (max_requests)")
+            reply = None
+            for attempt in range(retries + 1):
+                n = len(requests) + 1
+                try:
+                    reply = self.send(client, model, call.prompt, turns, tools, opts)
+                    break
+                except NotSent as exc:
+                    return result(raw=last_submit or last_text, error=f"{self.name}: {exc}")
+                except Exception as exc:  # no answer came: the request is counted apart, and the others stay
+                    why = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
+                    requests.append(Request(model=model, said=False))
+                    log.write({"request": n, "error": why})
+                    notes.append(f"request {n}: {why} (its usage was never said: counted apart)")
+                    again = isinstance(exc, RequestFailed) and exc.retry
+                    if not again or attempt == retries or len(requests) >= max_requests:
+                        return result(raw=last_submit or last_text, error=f"{self.name}: {why}")
+                    time.sleep(wait * (2 ** attempt))
+            assert reply is not None
+            if reply.request.model:
+                models.append(reply.request.model)
+            log.write({"request": len(requests) + 1, **reply.reported})
+            turn = Turn(assistant=reply.assistant, uses=reply.uses)
+            turns.append(turn)
+            if reply.text:
+                last_text = reply.text
+            read: list[str] = []
+            answer = None
+            for use in reply.uses:
+                if use.name == SUBMIT:
+                    if answer is not None:
+                        turn.results.append(ToolResult(use, "ignored: an answer was accepted already", True))
+                        continue
+                    last_submit = use.input if isinstance(use.input, str) else dump(use.input)
+                    if not isinstance(use.input, dict):
+                        problems = ["the input is not a JSON object"]
+                    else:
+                        problems = check_answer(call.schema, use.input)
+                    if problems:
+                        bad += 1
+                        notes.append(f"submit {bad} did not match the answer schema: " + "; ".join(problems[:3]))
+                        turn.results.append(ToolResult(use, "Not accepted: the answer does not match the answer schema:\n"
+                                                       + "\n".join(problems) + "\nFix these and call submit again.", True))
+                    else:
+                        answer = use.input
+                        turn.results.append(ToolResult(use, "accepted"))
+                elif use.name in names:
+                    if not isinstance(use.input, dict):
+                        turn.results.append(ToolResult(use, dump({"error": f"{use.name}: the arguments are not a JSON "
+                                                                             f"object: {str(use.input)[:200]}"}), True))
+                        continue
+                    text = call.navigator.call(use.name, use.input)
+                    entry = call.navigator.log[-1] if call.navigator.log else {}
+                    turn.results.append(ToolResult(use, text, entry.get("status", "ok") != "ok"))
+                    read.append(use.name)
+                else:
+                    turn.results.append(ToolResult(use, dump({"error": f"no tool named {use.name!r}"}), True))
+            requests.append(attrs_evolve(reply.request, reads=tuple(read)))
+            if answer is not None:
+                return result(answer=answer, raw=orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode())
+            if bad >= MAX_BAD_SUBMITS:
+                return result(raw=last_submit or last_text,
+                              error=f"the answer did not match the answer schema after {bad} submits")
+            if not reply.uses:
+                if nudged:  # it ended twice without a tool: its text is the answer as it gave it
+                    return result(raw=reply.text)
+                nudged = True
+                turns.append(Turn(assistant=None, user_text=NUDGE))
+                continue
+            elided = elide(turns, keep)
+            if elided:
+                notes.append(f"after request {len(requests)}: {elided} older tool results replaced by a line "
+                             f"(past {keep} bytes)")
+
+
+def attrs_evolve(r: Request, **kw: Any) -> Request:
+    import attrs
+
+    return attrs.evolve(r, **kw)
+
+
+class _Log:
+    """api.jsonl: what each response said, as the provider said it, one line per request."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.f: Any = None
+
+    def write(self, entry: dict[str, Any]) -> None:
+        if self.f is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.f = self.path.open("ab")
+        self.f.write(orjson.dumps(entry, option=orjson.OPT_NON_STR_KEYS, default=str) + b"\n")
+        self.f.flush()
+
+    def close(self) -> None:
+        if self.f is not None:
+            self.f.close()
+            self.f = None
+
+
+Sender = Callable[..., Reply]
+
+__all__ = ["ApiEvaluator", "Reply", "RequestFailed", "NotSent", "Turn", "ToolUse", "ToolResult", "KEEP_BYTES", "check_answer",
+           "elide", "tool_specs", "count", "missing"]
