@@ -19,11 +19,17 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
 import time
+
+try:  # the built-in SHA-256: hashlib would load OpenSSL first (2-10 ms); the digests are the same
+    from _sha256 import sha256  # Python 3.11
+except ImportError:  # pragma: no cover - other Pythons
+    try:
+        from _sha2 import sha256  # type: ignore[no-redef]  # Python 3.12+
+    except ImportError:
+        from hashlib import sha256  # type: ignore[no-redef]
 
 # Imported lazily where used (re, subprocess, difflib, traceback, signal): start-up is most of a
 # hook's time. Annotations are strings (``from __future__``), so typing is never imported.
@@ -64,14 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         budget = float(os.environ.get("ASZ_RECORDER_BUDGET") or 8)
         if budget > 0 and hasattr(os, "fork"):
-            import signal
+            import _signal  # the C module: ``signal`` imports enum, 8 ms
 
             def _late(*_: Any) -> None:
                 raise TimeoutError(f"hook took longer than {budget:g}s; gave up")
 
-            signal.signal(signal.SIGALRM, _late)
-            signal.setitimer(signal.ITIMER_REAL, budget)
-        data = json.loads(sys.stdin.buffer.read() or b"{}")
+            _signal.signal(_signal.SIGALRM, _late)
+            _signal.setitimer(_signal.ITIMER_REAL, budget)
+        data = _loads(sys.stdin.buffer.read() or b"{}")
         handle(argv[0] if argv else "", data)
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the agent
         if isinstance(exc, SystemExit) and not exc.code:
@@ -111,6 +117,56 @@ def _log(exc: BaseException) -> None:
         pass
 
 
+# --- JSON without the json package ---------------------------------------------------------------
+# ``import json`` costs a hook about 7 ms (json.decoder imports re); the C scanner and encoder it
+# wraps cost nothing. Any surprise (another Python's _json) falls back to the json package.
+
+class _ScanContext:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    memo: dict[str, Any] = {}
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+
+def _loads(data: bytes) -> Any:
+    text = data.decode("utf-8")
+    try:
+        import _json
+
+        body = text.strip(" \t\n\r")
+        obj, end = _json.make_scanner(_ScanContext)(body, 0)
+        if end != len(body):
+            raise ValueError("extra data after the JSON value")
+        return obj
+    except (ImportError, AttributeError, TypeError):
+        import json
+
+        return json.loads(text)
+    except StopIteration as exc:
+        raise ValueError(f"not JSON (at {exc.value})") from None
+
+
+def _dumps(obj: Any) -> str:
+    try:
+        import _json
+
+        def default(o: Any) -> Any:
+            raise TypeError(f"{type(o).__name__} is not JSON serializable")
+
+        enc = _json.make_encoder(None, default, _json.encode_basestring, None, ":", ",", False, False, True)
+        return "".join(enc(obj, 0))
+    except (ImportError, AttributeError):
+        import json
+
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
 # --- names and places ------------------------------------------------------------------------
 
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -120,7 +176,7 @@ def _safe(name: Any) -> str:
     s = str(name or "")
     if 0 < len(s) <= 128 and _SAFE.issuperset(s) and s not in (".", ".."):
         return s
-    return "h-" + hashlib.sha256(s.encode()).hexdigest()[:32]
+    return "h-" + sha256(s.encode()).hexdigest()[:32]
 
 
 def _pending(session: str, tool_id: str) -> str:
@@ -145,16 +201,80 @@ def git_root(cwd: str) -> str | None:
 
 
 def _git(root: str, *args: str, stdin: bytes | None = None) -> bytes:
-    import subprocess
-
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
     env.pop("GIT_DIR", None)
     env.pop("GIT_WORK_TREE", None)
-    r = subprocess.run(["git", "-C", root, "-c", "core.quotepath=off", *args], input=stdin,
-                       capture_output=True, env=env, timeout=20)
-    if r.returncode not in (0, 1):
-        raise RuntimeError(f"git {args[0]} failed ({r.returncode}): {r.stderr[:300]!r}")
-    return r.stdout
+    code, out, err = _run(["git", "-C", root, "-c", "core.quotepath=off", *args], stdin, env, timeout=20)
+    if code not in (0, 1):
+        raise RuntimeError(f"git {args[0]} failed ({code}): {err[:300]!r}")
+    return out
+
+
+def _run(argv: list[str], stdin: bytes | None, env: dict[str, str], timeout: float) -> tuple[int, bytes, bytes]:
+    """Run a program with pipes, like subprocess.run, without importing subprocess (10 ms of
+    imports: signal, threading, selectors...): posix_spawn and poll."""
+    import select
+
+    r_out, w_out = os.pipe()
+    r_err, w_err = os.pipe()
+    if stdin is None:
+        r_in, w_in = os.open(os.devnull, os.O_RDONLY), -1
+    else:
+        r_in, w_in = os.pipe()
+    try:
+        pid = os.posix_spawnp(argv[0], argv, env, file_actions=[
+            (os.POSIX_SPAWN_DUP2, r_in, 0), (os.POSIX_SPAWN_DUP2, w_out, 1), (os.POSIX_SPAWN_DUP2, w_err, 2)])
+    finally:
+        for fd in (r_in, w_out, w_err):
+            os.close(fd)  # the pipes' other ends are close-on-exec: the child holds only 0, 1, 2
+    out: list[bytes] = []
+    err: list[bytes] = []
+    pending = memoryview(stdin or b"")
+    poller = select.poll()
+    fds = {r_out: out, r_err: err}
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    if w_in >= 0:
+        if pending:
+            os.set_blocking(w_in, False)
+            poller.register(w_in, select.POLLOUT)
+        else:
+            os.close(w_in)
+            w_in = -1
+    deadline = time.monotonic() + timeout
+    try:
+        while fds or w_in >= 0:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, 9)
+                raise TimeoutError(f"{argv[0]} {argv[3] if len(argv) > 3 else ''} took longer than {timeout:g}s")
+            for fd, ev in poller.poll(left * 1000):
+                if fd == w_in:
+                    try:
+                        n = os.write(w_in, pending[:65536])
+                    except BrokenPipeError:
+                        n = len(pending)
+                    pending = pending[n:]
+                    if not pending:
+                        poller.unregister(w_in)
+                        os.close(w_in)
+                        w_in = -1
+                    continue
+                chunk = os.read(fd, 1 << 16)
+                if chunk:
+                    fds[fd].append(chunk)
+                else:
+                    poller.unregister(fd)
+                    os.close(fd)
+                    del fds[fd]
+    finally:
+        for fd in list(fds) + ([w_in] if w_in >= 0 else []):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(out), b"".join(err)
 
 
 # --- the workspace's state ---------------------------------------------------------------------
@@ -169,7 +289,7 @@ def _digest_file(path: str) -> tuple[str | None, int, bool]:
         return None, 0, False
     if st.st_size > HASH_MAX:
         return f"size:{st.st_size}:mtime:{st.st_mtime_ns}", st.st_size, False
-    h = hashlib.sha256()
+    h = sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             h.update(chunk)
@@ -645,7 +765,7 @@ def _change_line(data: dict[str, Any], state: dict[str, Any], status: str) -> by
 
 
 def _dump(rec: dict[str, Any]) -> bytes:
-    return json.dumps(rec, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogateescape") + b"\n"
+    return _dumps(rec).encode("utf-8", "surrogateescape") + b"\n"
 
 
 def _git_blobs(root: str, specs: dict[str, str]) -> dict[str, Any]:
@@ -669,7 +789,7 @@ def _git_blobs(root: str, specs: dict[str, str]) -> dict[str, Any]:
         size = int(head[2])
         content = raw[pos:pos + size]
         pos += size + 1
-        digest = "sha256:" + hashlib.sha256(content).hexdigest()
+        digest = "sha256:" + sha256(content).hexdigest()
         blob = None
         if size <= TEXT_MAX and not _binary(content):
             d = _blob_dir()
@@ -815,7 +935,7 @@ def _execution_line(data: dict[str, Any], state: dict[str, Any] | None, status: 
         out = resp.encode()
     if status == "failed":
         err = data.get("error")
-        text = err if isinstance(err, str) else json.dumps(err) if err is not None else ""
+        text = err if isinstance(err, str) else _dumps(err) if err is not None else ""
         if not out:
             out = text.encode()
         import re
@@ -839,7 +959,7 @@ def _execution_line(data: dict[str, Any], state: dict[str, Any] | None, status: 
         rec["output_size"] = rec["output_digest"] = None
     else:
         rec["output_size"] = len(out)
-        rec["output_digest"] = "sha256:" + hashlib.sha256(out).hexdigest()
+        rec["output_digest"] = "sha256:" + sha256(out).hexdigest()
     return _dump(rec)
 
 
