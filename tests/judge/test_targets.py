@@ -361,3 +361,27 @@ def test_a_talk_larger_than_a_chunk_names_its_inputs_past_the_limit(corpus_store
             "this call's limit and not listed below.") in prompt
     assert f'"input":"{own[0]}"' in prompt and f'"input":"{own[1]}"' not in prompt.split("### Your inputs")[1].split("### Context")[0]
     assert all(r["answered"] for r in stage["inputs"])
+
+
+def test_a_window_gives_the_talks_before_it_as_context(corpus_store: Any, tmp_path: Path) -> None:
+    from asz_core import window
+
+    cid = cid_with(corpus_store, 6)
+    w = window.build(corpus_store, cid)
+    first, last = w.judged[2], w.judged[3]
+    steps = inputs_of(corpus_store, cid)
+    before = [s.input for s in steps if s.talk in w.judged[:2]]
+    own = [s for s in steps if s.talk in (first, last)]
+    ans = plain_answer(own)
+    ans["inputs"].append({"input": before[0], "actions": [{"action": "none"}], "relations": [{"relation": "unclear"}]})
+    res, stage = judge(corpus_store, tmp_path, cid, [entry(ans)], window=f"{first}..{last}")
+    assert stage["window"] == f"{first}..{last}" and stage["header"]["inputs"] == len(own)
+    assert [r["input"] for r in stage["inputs"]] == [s.input for s in own]
+    assert checks(stage) == [("left_out", before[0], f"an answer for {before[0]}: it is not one of this call's inputs")]
+    prompt = (res.path / "calls/targets/1/1/prompt.md").read_text()
+    context = prompt.split("### Context: inputs before yours")[1].split("### Targets found so far")[0]
+    assert all(f'"input":"{i}"' in context for i in before)
+    ours = prompt.split("### Your inputs")[1].split("### Context")[0]
+    assert not any(f'"input":"{i}"' in ours for i in before)
+    run = json.loads((res.path / "run.json").read_text())
+    assert run["window"] == f"{first}..{last}" and run["window_detail"]["before"]["count"] == 2
