@@ -110,3 +110,13 @@ def test_executions_attach_to_their_step() -> None:
     s = conv.tool_step("t1")
     assert [(e["exit_code"], e["command"]) for e in s.executions] == [(1, "false")]
     assert operations(conv, FR) == []
+
+
+def test_diff_of_a_raw_change_record() -> None:
+    from asz_core.operations import diff_of, record_files
+
+    raw = (b'{"type":"change","workspace":"/w","files":[{"path":"a.py","kind":"modified","diff":"--- a/a.py\\n+++ b/a.py\\n"},'
+           b'{"path":".env","kind":"modified","ignored":true}],"cut":false}')
+    assert [f["path"] for f in record_files(raw)] == ["/w/a.py", "/w/.env"]
+    assert diff_of(raw, "/w/a.py") == "--- a/a.py\n+++ b/a.py\n"
+    assert diff_of(raw, "/w/.env") is None and diff_of(b"not json", "/w/a.py") is None

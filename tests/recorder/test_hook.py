@@ -276,3 +276,16 @@ def test_time_budget(tmp_path: Path, home: Path) -> None:
                        env=dict(os.environ, ASZ_HOME=str(home), ASZ_RECORDER_BUDGET="0.3"))
     assert r.returncode == 0
     assert "gave up" in (home / "recorder" / "hook.log").read_text()
+
+
+def test_stop_prunes_old_blobs_once_a_day(repo: Path, home: Path) -> None:
+    app = repo / "src" / "app.py"
+    call(repo, "t1", "Edit", {"file_path": str(app)}, lambda: app.write_text("x\n"))
+    blobs = list((home / "recorder" / "blobs").iterdir())
+    assert blobs
+    old = 0  # 1970: older than KEEP_DAYS
+    for b in blobs:
+        os.utime(b, (old, old))
+    hook.handle("", {"session_id": SESSION, "hook_event_name": "Stop"})
+    assert not list((home / "recorder" / "blobs").iterdir())
+    assert spool(home)  # the spool is kept

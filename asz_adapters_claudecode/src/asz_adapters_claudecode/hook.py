@@ -644,6 +644,7 @@ def stop(data: dict[str, Any]) -> None:
     session = data.get("session_id")
     if not session:
         return
+    _prune()
     d = os.path.dirname(_pending(str(session), "x"))
     try:
         names = sorted(os.listdir(d))
@@ -667,6 +668,40 @@ def stop(data: dict[str, Any]) -> None:
             lines.append(_execution_line(fake, state, "no_result"))
     if lines:
         append(str(session), lines)
+
+
+KEEP_DAYS = 14
+"""Kept blobs and the pending notes of sessions untouched this long are removed (at most once a
+day, by a Stop hook). Spool files are kept: they are what collect publishes."""
+
+
+def _prune() -> None:
+    mark = os.path.join(home(), "pruned")
+    now = time.time()
+    try:
+        if now - os.path.getmtime(mark) < 86400:
+            return
+    except OSError:
+        pass
+    os.makedirs(home(), exist_ok=True)
+    with open(mark, "w"):
+        pass
+    old = now - KEEP_DAYS * 86400
+    for sub in ("blobs", "pending"):
+        top = os.path.join(home(), sub)
+        for dp, dns, fns in os.walk(top, topdown=False):
+            for fn in fns:
+                p = os.path.join(dp, fn)
+                try:
+                    if os.path.getmtime(p) < old:
+                        os.unlink(p)
+                except OSError:
+                    pass
+            if dp != top:
+                try:
+                    os.rmdir(dp)  # only when empty
+                except OSError:
+                    pass
 
 
 def append(session: str, lines: list[bytes]) -> None:

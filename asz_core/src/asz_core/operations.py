@@ -129,6 +129,36 @@ def of_conversation(conv: Conversation, registry: Any = None) -> list[Operation]
     return operations(conv, adapter.file_requests if adapter else None)
 
 
+def record_files(raw: bytes) -> list[dict[str, Any]]:
+    """The files of a change record as the recorder wrote them (diffs included), each with
+    ``path`` made absolute within the record's workspace, from the record's raw bytes
+    (``Store.raw(conversation, op.record, upto=round)``): what a ``diff`` tool pages through."""
+    import orjson
+
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return []
+    if not isinstance(obj, dict):
+        return []
+    root = str(obj.get("workspace") or "")
+    out = []
+    for f in obj.get("files") or ():
+        if isinstance(f, dict) and isinstance(f.get("path"), str):
+            p = f["path"]
+            out.append({**f, "rel": p, "path": _norm(p if os.path.isabs(p) or not root else os.path.join(root, p))})
+    return out
+
+
+def diff_of(raw: bytes, path: str) -> str | None:
+    """The diff a change record holds for the file ``path`` (an operation's path), or None."""
+    for f in record_files(raw):
+        if f["path"] == _norm(path):
+            d = f.get("diff")
+            return d if isinstance(d, str) else None
+    return None
+
+
 def _base(step: Step | None, ev: dict[str, Any] | None) -> dict[str, Any]:
     if step is not None:
         return {"step": step.id, "talk": step.talk, "stream": step.stream, "tool": step.name, "tool_id": step.tool_id,
