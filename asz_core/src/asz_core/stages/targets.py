@@ -504,11 +504,12 @@ def goals_text(scan: Scan, limit: int) -> str:
 
 
 def call_note(n: int, total: int, chunk: Chunk, mode: str, first_own: str, last_own: str) -> str:
+    yours = f"Your input is {first_own}." if first_own == last_own else f"Your inputs are {first_own} to {last_own}."
     if mode == "single":
         s = (f"This is the only call of this stage: your inputs are every input of the judged window, "
              f"{first_own} to {last_own}.")
     else:
-        s = (f"This is call {n} of {total} of a scan in order. Your inputs are {first_own} to {last_own}. "
+        s = (f"This is call {n} of {total} of a scan in order. {yours} "
              + ("Calls before yours answered for the inputs before yours: their targets and goals are below, and "
                 "your relations can follow their inputs. " if n > 1 else "")
              + ("Calls after yours answer for the inputs after yours." if n < total else "Yours is the last call."))
@@ -540,6 +541,7 @@ def run_targets(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     template, schema = kit.template(STAGE), kit.schema(STAGE)
     mode, chunks = plan_chunks(items, cfg) if items else ("none", [])
     card = run.card() if chunks else ""
+    every_row = [(rid, row) for it in items for rid, row in zip(it.row_ids, it.rows)]
     with Meter(STAGE, cfg.progress, run.say) as meter:
         calls = StageCalls(run, STAGE, spec, backend, meter)
         failed: tuple[int, str, int] | None = None
@@ -548,8 +550,10 @@ def run_targets(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
             if n == 1:
                 ctx = [b.decode() for b in context] or ["(no inputs before yours)"]
             else:
-                prev = chunks[n - 2].rows[-CONTEXT_ROWS:]
+                start = scan.pos[own[0]]
+                prev = [row for rid, row in every_row if scan.pos[rid] < start][-CONTEXT_ROWS:]
                 ctx = ([f"({len(context)} inputs of talks before the window: read them with talks)"] if context else []) \
+                    + [f"({start - len(prev)} earlier inputs answered by the calls before yours)"] * (start > len(prev)) \
                     + [b.decode() for b in prev]
             state_dir = run.path / "calls" / STAGE / str(n) / "state"
             (state_dir / "stages").mkdir(parents=True, exist_ok=True)
