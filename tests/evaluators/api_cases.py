@@ -264,3 +264,21 @@ def test_response_with_no_usage(corpus_store: Any, tmp_path: Path, dialect: Dial
     assert j.requests() == [unsaid(dialect, ("talks",)), said(dialect, 2)]
     check_consumed(j, consumed(dialect, [2], unsaid_n=1))
     assert "usage" not in j.api()[0] or j.api()[0]["usage"] is None
+
+
+def test_old_results_are_replaced_past_the_bound(corpus_store: Any, tmp_path: Path, dialect: Dialect) -> None:
+    _, inputs = small_conversation(corpus_store)
+    script = [dialect.tools([("card", {})], 1), dialect.tools([("talks", {})], 2),
+              dialect.tools([("submit", answer_for(inputs))], 3)]
+    j = judge(corpus_store, tmp_path, dialect, script, options={"keep_bytes": 100})
+    reads = j.reads()
+    card_bytes = reads[0]["bytes"]
+    second = dialect.all_results(j.fake.seen[1][1])
+    assert [json.loads(t)["tool"] for t in second] == ["card"]  # the latest results are always sent whole
+    third = dialect.all_results(j.fake.seen[2][1])
+    assert third[0] == (f"[card {{}} was read here ({card_bytes} bytes); it was taken out to keep the context small. "
+                        "Call the tool again if you need it.]")
+    assert json.loads(third[1])["tool"] == "talks"
+    assert "1 older tool results replaced" in (j.attempt(1, 1) / "stderr.txt").read_text()
+    assert j.requests() == [said(dialect, 1, ("card",)), said(dialect, 2, ("talks",)), said(dialect, 3)]
+    check_consumed(j, consumed(dialect, [1, 2, 3]))

@@ -102,6 +102,10 @@ class Dialect:
     def user_texts(self, body: Any) -> list[str]:
         raise NotImplementedError
 
+    def all_results(self, body: Any) -> list[str]:
+        """Every tool result's text the request carried, in order."""
+        raise NotImplementedError
+
     def tool_names(self, body: Any) -> list[str]:
         raise NotImplementedError
 
@@ -145,6 +149,10 @@ class AnthropicDialect(Dialect):
     def user_texts(self, body: Any) -> list[str]:
         last = body["messages"][-1]
         return [b["text"] for b in last["content"] if b.get("type") == "text"]
+
+    def all_results(self, body: Any) -> list[str]:
+        return [b["content"] for m in body["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+                for b in m["content"] if b.get("type") == "tool_result"]
 
     def tool_names(self, body: Any) -> list[str]:
         return [t["name"] for t in body["tools"]]
@@ -199,6 +207,9 @@ class OpenAIDialect(Dialect):
     def user_texts(self, body: Any) -> list[str]:
         return [m["content"] for m in self._tail(body) if m["role"] == "user"]
 
+    def all_results(self, body: Any) -> list[str]:
+        return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
     def tool_names(self, body: Any) -> list[str]:
         return [t["function"]["name"] for t in body["tools"]]
 
@@ -245,6 +256,10 @@ class BedrockDialect(Dialect):
     def user_texts(self, body: Any) -> list[str]:
         last = body["messages"][-1]
         return [b["text"] for b in last["content"] if "text" in b]
+
+    def all_results(self, body: Any) -> list[str]:
+        return [c["text"] for m in body["messages"] if m["role"] == "user" for b in m["content"] if "toolResult" in b
+                for c in b["toolResult"]["content"]]
 
     def tool_names(self, body: Any) -> list[str]:
         return [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]]

@@ -1,7 +1,7 @@
 """``bedrock``: Amazon Bedrock's Converse API with a toolConfig (docs/evaluators/bedrock.md).
 
 ``--evaluator bedrock:MODEL_ID``, any model Converse serves with tools (Claude, DeepSeek, Nova,
-Llama, Mistral...), an inference profile id such as ``us.deepseek.r1-v1:0`` included. boto3
+Llama, Mistral...), by model id or inference profile id (``us.deepseek.r1-v1:0``). boto3
 (``pip install 'asz-evaluators[bedrock]'``) is imported here only, when a call runs. Credentials
 and the region are boto3's own (environment, profile, role), or ``region``, ``profile`` and
 ``endpoint_url`` in asz.yaml's ``evaluators: {bedrock: ...}``.
