@@ -2,6 +2,9 @@
 
     python bench/recorder.py [--files 10000] [--calls 100] [--dirty 20] [--json]
 
+On a machine shared with other work, run it under ``nice -n -15`` (as root) to measure the hook's
+own time rather than its wait for a CPU; CPU time is reported either way.
+
 A temporary git work tree of ``--files`` files (in 100 folders, committed), with ``--dirty``
 tracked files modified before the run, and a plain folder of the same files. For each tool call
 the benchmark runs the hook exactly as Claude Code does: the command `asz recorder install` writes
@@ -121,22 +124,26 @@ def main() -> None:
     ap.add_argument("--dirty", type=int, default=20)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    out = {"files": args.files, "calls": args.calls, "dirty": args.dirty}
+    out = {"files": args.files, "calls": args.calls, "dirty": args.dirty, "cpus": os.cpu_count(),
+           "load_before": [round(x, 2) for x in os.getloadavg()]}
     with tempfile.TemporaryDirectory(prefix="asz-bench-recorder-") as tmp:
         for mode in ("git", "plain"):
             root = Path(tmp) / mode
             make_tree(root, args.files, mode == "git", args.dirty)
             out[mode] = bench(root, args.calls, Path(tmp) / f"home-{mode}")
+    out["load_after"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print(f"hook time per tool call, {args.files} files, {args.calls} calls ({args.dirty} files dirty before):")
+    print(f"hook time per tool call, {args.files} files, {args.calls} calls ({args.dirty} files dirty before); "
+          f"{out['cpus']} CPUs, load average {out['load_before'][0]} before, {out['load_after'][0]} after:")
     for mode in ("git", "plain"):
         for k in ("pre", "post", "per_call", "per_call_cpu"):
             r = out[mode][k]
             print(f"  {mode:5} {k:12} median {r['median_ms']:7.1f} ms   p95 {r['p95_ms']:7.1f} ms")
-    ok = out["git"]["per_call"]["p95_ms"] < 150
-    print(f"target p95 per call < 150 ms on the git work tree: {'met' if ok else 'NOT met'}")
+    for k, what in (("per_call", "wall time"), ("per_call_cpu", "CPU time")):
+        ok = out["git"][k]["p95_ms"] < 150
+        print(f"target p95 per call < 150 ms on the git work tree, {what}: {'met' if ok else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -305,7 +305,7 @@ def _is_file(st: os.stat_result) -> bool:
 def _git_status(root: str) -> tuple[set[str], str | None]:
     """The paths git status lists (changed, staged, untracked; ignored files are not listed) and
     the commit HEAD names, from one ``git status --porcelain=v2 --branch``."""
-    out = _git(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames")
+    out = _git(root, "status", "--porcelain=v2", "-z", "--branch", "--no-ahead-behind", "--untracked-files=all", "--no-renames")
     paths: set[str] = set()
     head = None
     for item in out.split(b"\0"):
