@@ -8,7 +8,9 @@ from asz_core import hookimpl
 def asz_evaluator_backends():
     from .anthropic_backend import AnthropicEvaluator
     from .bedrock_backend import BedrockEvaluator
+    from .claude import ClaudeEvaluator
+    from .codex import CodexEvaluator
     from .openai_backend import OpenAIEvaluator
     from .scripted import ScriptedEvaluator
 
-    return [ScriptedEvaluator, AnthropicEvaluator, OpenAIEvaluator, BedrockEvaluator]
+    return [ScriptedEvaluator, AnthropicEvaluator, OpenAIEvaluator, BedrockEvaluator, ClaudeEvaluator, CodexEvaluator]
