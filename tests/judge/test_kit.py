@@ -1,0 +1,69 @@
+"""The kit: where it is found, its digests, its slots, and that its examples hold to its schemas."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from asz_core.stages.kit import Kit, render
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_kit_ships_in_the_package_and_the_top_level_links_to_it() -> None:
+    kit = Kit.load()
+    assert kit.path == (ROOT / "asz_core/src/asz_core/kit").resolve()
+    assert (ROOT / "kit/prompts").resolve() == kit.path / "prompts"
+    assert (ROOT / "kit/schemas").resolve() == kit.path / "schemas"
+    assert [f.name for f in kit.files()] == ["shared.md", "targets.md", "targets.json"]
+
+
+def test_digests() -> None:
+    kit = Kit.load()
+    ref = kit.ref("targets")
+    assert ref.digest == kit.digest and len(ref.digest) == 64
+    assert ref.prompt_template == hashlib.sha256(kit.template("targets").encode()).hexdigest()
+    assert ref.schema == hashlib.sha256((kit.path / "schemas/targets.json").read_bytes()).hexdigest()
+    assert kit.template("targets").startswith((kit.path / "prompts/shared.md").read_text().rstrip())
+
+
+def test_another_kit_by_asz_kit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    shutil.copytree(Kit.load().path, tmp_path / "kit")
+    (tmp_path / "kit/prompts/targets.md").write_text("changed {{budget}}")
+    monkeypatch.setenv("ASZ_KIT", str(tmp_path / "kit"))
+    other = Kit.load()
+    assert other.digest != Kit(Path(ROOT / "asz_core/src/asz_core/kit").resolve()).digest
+    monkeypatch.setenv("ASZ_KIT", str(tmp_path / "nothing"))
+    with pytest.raises(Exception, match="no kit at"):
+        Kit.load()
+
+
+def test_every_slot_is_filled_once() -> None:
+    slots = set(re.findall(r"\{\{(\w+)\}\}", Kit.load().template("targets")))
+    assert slots == {"budget", "card", "call_note", "own", "context", "catalogue", "goals"}
+    assert render("a {{x}} b", {"x": "{{x}}"}) == "a {{x}} b"
+    with pytest.raises(KeyError):
+        render("{{y}}", {})
+
+
+def test_the_prompt_example_holds_to_the_schema() -> None:
+    kit = Kit.load()
+    text = kit.template("targets")
+    example = json.loads(text.split("## An example", 1)[1].split("```json\n", 1)[1].split("```", 1)[0])
+    jsonschema.validate(example, kit.schema("targets"))
+    jsonschema.Draft202012Validator.check_schema(kit.schema("targets"))
+
+
+def test_the_bundled_script_answers_hold_to_the_schema() -> None:
+    from asz_evaluators.scripted import load_script
+
+    kit = Kit.load()
+    for e in load_script(ROOT / "examples/scripted-5e1f0c2a.yaml"):
+        jsonschema.validate(e["answer"], kit.schema(e["stage"]))
