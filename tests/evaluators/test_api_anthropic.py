@@ -16,3 +16,14 @@ except ImportError:
 @pytest.fixture
 def dialect() -> AnthropicDialect:
     return AnthropicDialect()
+
+
+def test_the_exchange_is_cached(corpus_store, tmp_path, dialect) -> None:  # type: ignore[no-untyped-def]
+    """Each request sends the whole exchange again: automatic prompt caching is asked for, unless
+    the options say cache: false."""
+    _, inputs = small_conversation(corpus_store)  # noqa: F405
+    script = [dialect.tools([("submit", answer_for(inputs))], 1)]  # noqa: F405
+    j = judge(corpus_store, tmp_path, dialect, script)  # noqa: F405
+    assert j.fake.seen[0][1]["cache_control"] == {"type": "ephemeral"}
+    j = judge(corpus_store, tmp_path, dialect, script, options={"cache": False})  # noqa: F405
+    assert "cache_control" not in j.fake.seen[0][1]

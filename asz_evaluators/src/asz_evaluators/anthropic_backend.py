@@ -64,11 +64,14 @@ class AnthropicEvaluator(ApiEvaluator):
                     messages[-1]["content"].extend(content)
                 else:
                     messages.append({"role": "user", "content": content})
+        kw: dict[str, Any] = {}
+        if opts.get("cache", True):  # each request sends the whole exchange again: cache what was sent before
+            kw["cache_control"] = {"type": "ephemeral"}
         try:
             resp = client.messages.create(
                 model=model, max_tokens=int(opts.get("max_tokens") or MAX_TOKENS), system=system, messages=messages,
-                tools=[{"name": n, "description": d, "input_schema": s} for n, d, s in tools])
-        except TypeError as exc:  # the SDK refused to build the request (no credentials): never sent
+                tools=[{"name": n, "description": d, "input_schema": s} for n, d, s in tools], **kw)
+        except (TypeError, ValueError) as exc:  # the SDK refused to build the request (no credentials): never sent
             raise NotSent(f"{exc} (the request was not sent)") from None
         except anthropic.APIStatusError as exc:
             retry = exc.status_code in (408, 409, 429) or exc.status_code >= 500

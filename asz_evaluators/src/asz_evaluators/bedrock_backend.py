@@ -88,11 +88,15 @@ class BedrockEvaluator(ApiEvaluator):
                 else:
                     messages.append({"role": "user", "content": content})
         kw: dict[str, Any] = {}
+        sys_blocks: list[dict[str, Any]] = [{"text": system}]
+        if opts.get("cache_points"):  # models that cache (Claude, Nova): a checkpoint after the prompt and the exchange
+            sys_blocks.append({"cachePoint": {"type": "default"}})
+            messages[-1]["content"] = [*messages[-1]["content"], {"cachePoint": {"type": "default"}}]
         if opts.get("max_tokens"):
             kw["inferenceConfig"] = {"maxTokens": int(opts["max_tokens"])}
         try:
             resp = client.converse(
-                modelId=model, system=[{"text": system}], messages=messages,
+                modelId=model, system=sys_blocks, messages=messages,
                 toolConfig={"tools": [{"toolSpec": {"name": n, "description": d, "inputSchema": {"json": s}}} for n, d, s in tools],
                             "toolChoice": {"auto": {}}},
                 **kw)

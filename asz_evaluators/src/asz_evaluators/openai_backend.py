@@ -97,7 +97,7 @@ class OpenAIEvaluator(ApiEvaluator):
                 model=model, messages=messages,
                 tools=[{"type": "function", "function": {"name": n, "description": d, "parameters": s}} for n, d, s in tools],
                 **kw)
-        except TypeError as exc:  # the SDK refused to build the request (no credentials): never sent
+        except (TypeError, ValueError) as exc:  # the SDK refused to build the request (no credentials): never sent
             raise NotSent(f"{exc} (the request was not sent)") from None
         except openai.APIStatusError as exc:
             retry = exc.status_code in (408, 409, 429) or exc.status_code >= 500
