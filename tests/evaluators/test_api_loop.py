@@ -106,6 +106,14 @@ def test_a_missing_sdk_says_the_pip_line(tmp_path: Path, monkeypatch: pytest.Mon
     with pytest.raises(MissingDependency) as exc:
         cls().judge(_call(tmp_path))
     assert line in str(exc.value)
+    # a run can check it before it starts
+    import importlib.util
+
+    real_find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == module else real_find(n, *a))
+    with pytest.raises(MissingDependency) as exc:
+        cls.check("m", {})
+    assert line in str(exc.value)
 
 
 def test_a_model_must_be_given(tmp_path: Path) -> None:
@@ -113,6 +121,9 @@ def test_a_model_must_be_given(tmp_path: Path) -> None:
         OpenAIEvaluator().judge(_call(tmp_path, argument=None))
     assert OpenAIEvaluator().model(_call(tmp_path, argument=None, options={"model": "gpt-x"})) == "gpt-x"
     assert OpenAIEvaluator().model(_call(tmp_path, argument="gpt-y", options={"model": "gpt-x"})) == "gpt-y"
+    with pytest.raises(EvaluatorError, match="--evaluator bedrock:MODEL"):
+        BedrockEvaluator.check(None, {})
+    OpenAIEvaluator.check(None, {"model": "gpt-x"})
 
 
 def test_registered_without_importing_an_sdk() -> None:

@@ -216,6 +216,20 @@ class ApiEvaluator(EvaluatorBackend):
     def modules(cls) -> tuple[str, ...]:
         return ()
 
+    @classmethod
+    def check(cls, argument: str | None, options: dict[str, Any]) -> None:
+        """What a run can check before it starts: the SDK is installed and a model is given.
+        Raises MissingDependency (with the pip line) or EvaluatorError."""
+        import importlib.util
+
+        for m in cls.modules():
+            if importlib.util.find_spec(m) is None:
+                raise missing(m, cls.extra)
+        model = argument or options.get("model")
+        if not isinstance(model, str) or not model:
+            raise EvaluatorError(f"the {cls.name} evaluator needs a model: give it as --evaluator {cls.name}:MODEL, or "
+                                 f"set evaluators: {{{cls.name}: {{model: MODEL}}}} in asz.yaml")
+
     def model(self, call: EvaluatorCall) -> str:
         model = call.argument or call.options.get("model")
         if not isinstance(model, str) or not model:
