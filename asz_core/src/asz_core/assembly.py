@@ -480,3 +480,35 @@ def _apply_agent_usage(st: _S, au: dict[str, Any]) -> None:
         return
     if all(last.usage.get(k) == au.get(k) for k in ("input", "cache_read", "cache_write")) and isinstance(au.get("output"), int):
         last.final_out = au["output"]
+
+
+LOOSE = "loose"
+"""What a stream rolls up to when loose main-stream work (before the first input) started it."""
+UNATTRIBUTED = "unattributed"
+"""What a stream rolls up to when no single step can be shown to have started it."""
+
+
+def stream_roots(conv: Conversation) -> dict[str, str]:
+    """Each child stream -> the main talk that alone started it, through its chain of starting
+    steps as deep as it goes; ``LOOSE`` when loose main-stream work started it; ``UNATTRIBUTED``
+    when no single step did (or its chain loops). The ledger owns costs by it, the window picks
+    sub-tasks by it."""
+    by_id = {st.id: st for st in conv.streams}
+    out: dict[str, str] = {}
+
+    def root(sid: str, seen: frozenset[str]) -> str:
+        if sid in out:
+            return out[sid]
+        st = by_id[sid]
+        if st.unattributed is not None or len(st.started_by) != 1 or sid in seen:
+            r = UNATTRIBUTED
+        else:
+            starter = conv.step(st.started_by[0])
+            r = (starter.talk or LOOSE) if starter.stream == "m" else root(starter.stream, seen | {sid})
+        out[sid] = r
+        return r
+
+    for st in conv.streams:
+        if st.id != "m":
+            root(st.id, frozenset())
+    return out

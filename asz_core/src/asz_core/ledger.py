@@ -32,7 +32,7 @@ from decimal import Decimal
 
 from attrs import define, field, frozen
 
-from .assembly import Conversation
+from .assembly import LOOSE, UNATTRIBUTED, Conversation, stream_roots
 from .gcpause import no_gc
 from .pricing import CallPrice, PriceFile, Prices
 from .records import USAGE_TYPES, Usage
@@ -40,8 +40,6 @@ from .records import USAGE_TYPES, Usage
 TOKEN_KEYS = (*USAGE_TYPES, "cache_write_5m", "cache_write_1h")
 """Token sums a tally keeps: the four types, and the part of cache writes the runtime split."""
 
-LOOSE = "loose"
-UNATTRIBUTED = "unattributed"
 BY = ("talk", "stream", "model", "day")
 
 
@@ -231,7 +229,7 @@ class Ledger:
 
 def build(conv: Conversation, prices: Prices) -> Ledger:
     """The ledger of one assembled conversation, priced with ``prices``."""
-    roots = _roots(conv)
+    roots = stream_roots(conv)
     calls: list[CallCost] = []
     by_owner: dict[str, Tally] = {}
     owner_of: dict[str, tuple[str, str]] = {}  # owner -> (stream, root)
@@ -283,34 +281,6 @@ def build(conv: Conversation, prices: Prices) -> Ledger:
 
 
 _NO_USAGE = Usage()
-
-
-def _roots(conv: Conversation) -> dict[str, str]:
-    """For each child stream, what it rolls up to: the main talk that alone started it (through
-    its chain of starting steps), ``loose`` when loose main-stream work started it, or
-    ``unattributed``."""
-    by_id = {st.id: st for st in conv.streams}
-    out: dict[str, str] = {}
-
-    def root(sid: str, seen: frozenset[str]) -> str:
-        if sid in out:
-            return out[sid]
-        st = by_id[sid]
-        if st.unattributed is not None or len(st.started_by) != 1 or sid in seen:
-            r = UNATTRIBUTED
-        else:
-            step = conv.step(st.started_by[0])
-            if step.stream == "m":
-                r = step.talk or LOOSE
-            else:
-                r = root(step.stream, seen | {sid})
-        out[sid] = r
-        return r
-
-    for st in conv.streams:
-        if st.id != "m":
-            root(st.id, frozenset())
-    return out
 
 
 def _owner_stream(conv: Conversation, owner: str) -> str:

@@ -25,13 +25,10 @@ from typing import Any
 import orjson
 from attrs import frozen
 
-from .assembly import Conversation, Step, Talk, assemble
+from .assembly import LOOSE, UNATTRIBUTED, Conversation, Step, Talk, assemble, stream_roots
 from .errors import AszError
 from .gcpause import no_gc
 from .store import Round, Store, StoredRecord
-
-LOOSE = "loose"
-UNATTRIBUTED = "unattributed"
 
 
 class WindowError(AszError):
@@ -171,31 +168,7 @@ def raw_at(store: Store, conversation: str, seq: int, upto: int, cut: int) -> by
 
 # --- building -------------------------------------------------------------------------------------
 
-def roots(conv: Conversation) -> dict[str, str]:
-    """Each child stream -> the main talk that alone started it (through its chain of starting
-    steps), ``loose`` when loose main-stream work started it, or ``unattributed``."""
-    by_id = {st.id: st for st in conv.streams}
-    out: dict[str, str] = {}
-
-    def root(sid: str, seen: frozenset[str]) -> str:
-        if sid in out:
-            return out[sid]
-        st = by_id[sid]
-        if st.unattributed is not None or len(st.started_by) != 1 or sid in seen:
-            r = UNATTRIBUTED
-        else:
-            starter = conv.step(st.started_by[0])
-            if starter.stream == "m":
-                r = starter.talk or LOOSE
-            else:
-                r = root(starter.stream, seen | {sid})
-        out[sid] = r
-        return r
-
-    for st in conv.streams:
-        if st.id != "m":
-            root(st.id, frozenset())
-    return out
+roots = stream_roots  # the ledger's owners and the window's sub-tasks follow one rule
 
 
 def _time(text: str) -> dt.datetime:
