@@ -23,9 +23,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .records import Cursor, Entry, Problem
+
+if TYPE_CHECKING:
+    from .judgment import CallResult, EvaluatorCall
 
 
 class RuntimeAdapter(ABC):
@@ -80,15 +83,18 @@ class RuntimeAdapter(ABC):
 class EvaluatorBackend(ABC):
     """Runs one evaluator call: a prompt, an answer schema, the navigation and a reading budget.
 
-    Returns the answer and every request's usage as the provider reported it. The stage runner
-    (a later part of asz) defines the call record; backends arrive with it.
+    The stage runner gives it an :class:`~asz_core.judgment.EvaluatorCall` (the prompt, the
+    stage's answer schema, a ``navigator`` holding the reading budget, the attempt's directory)
+    and takes back a :class:`~asz_core.judgment.CallResult`: the answer, the raw text, and every
+    request's usage as the provider reported it (unknown kept unknown, never 0). The runner
+    retries a call that gives nothing readable and writes everything to the run directory.
     """
 
     name: ClassVar[str]
 
     @abstractmethod
-    def judge(self, call: Any) -> Any:
-        """Run one call and return its result."""
+    def judge(self, call: EvaluatorCall) -> CallResult:
+        """Run one call and return its result; raise EvaluatorError when it failed."""
 
 
 class SourceFetcher(ABC):
