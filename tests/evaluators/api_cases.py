@@ -195,6 +195,7 @@ def test_reading_past_the_budget_is_refused(corpus_store: Any, tmp_path: Path, d
     results = dialect.results(j.fake.seen[2][1])
     assert [json.loads(t).get("refused", False) for t in results] == [True, True, True, False]
     assert json.loads(results[3])["ended"] is True and "refused whole" in json.loads(results[0])["message"]
+    assert any(t.startswith("The navigation has ended") for t in dialect.user_texts(j.fake.seen[2][1]))
     assert j.requests() == [said(dialect, 1, ("card",)), said(dialect, 2, ("talks",) * 4), said(dialect, 3)]
     check_consumed(j, consumed(dialect, [1, 2, 3]))
     assert j.stage["run"]["read_bytes"] == reads[0]["bytes"] <= 1500
@@ -282,3 +283,16 @@ def test_old_results_are_replaced_past_the_bound(corpus_store: Any, tmp_path: Pa
     assert "1 older tool results replaced" in (j.attempt(1, 1) / "stderr.txt").read_text()
     assert j.requests() == [said(dialect, 1, ("card",)), said(dialect, 2, ("talks",)), said(dialect, 3)]
     check_consumed(j, consumed(dialect, [1, 2, 3]))
+
+
+def test_no_answer_after_the_navigation_ended(corpus_store: Any, tmp_path: Path, dialect: Dialect) -> None:
+    script = [dialect.tools([("talks", {})] * 3, 1)] + [dialect.tools([("card", {})], k) for k in (2, 3, 4)]
+    script.append(dialect.error(400, "stop here"))  # attempt 2
+    j = judge(corpus_store, tmp_path, dialect, script, settings={"judge.read_bytes": 10})
+    log = j.stage["run"]["attempt_log"]
+    assert [a["status"] for a in log] == ["failed", "failed"] and j.stage["status"] == "failed", j.why()
+    assert "the navigation ended and no answer came in 3 more requests" in log[0]["error"]
+    assert j.requests(1, 1) == [said(dialect, 1, ("talks",) * 3)] + [said(dialect, k, ("card",)) for k in (2, 3, 4)]
+    assert [r["status"] for r in j.reads(1, 1)] == ["refused"] * 3 + ["ended"] * 3
+    assert j.requests(1, 2) == [unsaid(dialect)]
+    check_consumed(j, consumed(dialect, [1, 2, 3, 4], unsaid_n=1))

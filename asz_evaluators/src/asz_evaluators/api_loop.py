@@ -54,6 +54,11 @@ SUBMIT_DESCRIPTION = ("Give your answer: one JSON object matching the stage's an
 START = ("Read the conversation through the tools, from the overview down, as the instructions say. When you have "
          "read what your answer needs, give your answer by calling the submit tool with the JSON object as its "
          "input.")
+ENDED = ("The navigation has ended: three answers were refused, and the tools read nothing more. Answer now by "
+         "calling the submit tool with what you have read, and say unknown for the rest.")
+AFTER_END = 3
+"""Requests a call may still make after the one in which the navigation ended, before it fails
+with no answer."""
 NUDGE = ("Give your answer now by calling the submit tool with the JSON object (matching the answer schema) as its "
          "input. asz reads nothing but that.")
 
@@ -255,6 +260,7 @@ class ApiEvaluator(EvaluatorBackend):
         notes: list[str] = []
         bad = 0
         nudged = False
+        ended_at: int | None = None
         last_text = ""
         last_submit: str | None = None
         models: list[str] = []
@@ -330,6 +336,14 @@ class ApiEvaluator(EvaluatorBackend):
             if bad >= MAX_BAD_SUBMITS:
                 return result(raw=last_submit or last_text,
                               error=f"the answer did not match the answer schema after {bad} submits")
+            if call.navigator is not None and call.navigator.ended:
+                if ended_at is None:
+                    ended_at = len(requests)
+                elif len(requests) - ended_at >= AFTER_END:
+                    return result(raw=last_submit or last_text,
+                                  error=f"the navigation ended and no answer came in {AFTER_END} more requests")
+                if reply.uses:
+                    turn.user_text = ENDED
             if not reply.uses:
                 if nudged:  # it ended twice without a tool: its text is the answer as it gave it
                     return result(raw=reply.text)
