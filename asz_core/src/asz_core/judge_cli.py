@@ -51,6 +51,14 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
             if not eq or not name or not spec:
                 raise typer.BadParameter(f"{s!r}: give STAGE=NAME", param_hint="--stage-evaluator")
             per_stage[name.strip()] = spec.strip()
+        if not evaluator and not per_stage:  # none given: the first available, said (asz_evaluators.pick)
+            try:
+                from asz_evaluators.pick import choose
+            except ImportError:
+                choose = None
+            if choose is not None:
+                evaluator = choose(config, lambda line: err.print(line, highlight=False, soft_wrap=True),
+                                   tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None)
         opts = runner.JudgeOptions(
             conversation, head=head, window=window, evaluator=evaluator, stage_evaluators=per_stage, config=config,
             stages=tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None,

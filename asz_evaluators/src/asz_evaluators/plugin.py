@@ -10,7 +10,8 @@ def asz_evaluator_backends():
     from .bedrock_backend import BedrockEvaluator
     from .claude import ClaudeEvaluator
     from .codex import CodexEvaluator
+    from .kiro_cli import KiroEvaluator
     from .openai_backend import OpenAIEvaluator
     from .scripted import ScriptedEvaluator
 
-    return [ScriptedEvaluator, AnthropicEvaluator, OpenAIEvaluator, BedrockEvaluator, ClaudeEvaluator, CodexEvaluator]
+    return [ScriptedEvaluator, AnthropicEvaluator, OpenAIEvaluator, BedrockEvaluator, ClaudeEvaluator, CodexEvaluator, KiroEvaluator]
