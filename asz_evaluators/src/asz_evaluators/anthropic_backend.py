@@ -88,7 +88,8 @@ class AnthropicEvaluator(ApiEvaluator):
         for b in content:
             kind = b.get("type") if isinstance(b, dict) else None
             if kind == "text":
-                echo.append({"type": "text", "text": b.get("text") or ""})
+                if b.get("text"):  # the API refuses an empty text block sent back
+                    echo.append({"type": "text", "text": b["text"]})
                 texts.append(b.get("text") or "")
             elif kind == "tool_use":
                 echo.append({"type": "tool_use", "id": b.get("id"), "name": b.get("name"), "input": b.get("input")})

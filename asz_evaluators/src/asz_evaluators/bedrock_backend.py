@@ -126,7 +126,9 @@ class BedrockEvaluator(ApiEvaluator):
             tu = b.get("toolUse")
             if isinstance(tu, dict):
                 uses.append(ToolUse(str(tu.get("toolUseId")), str(tu.get("name")), tu.get("input")))
-        echo = [b for b in content if isinstance(b, dict)] or [{"text": "(no answer)"}]
+        # sent back as the model gave it, but for blank text blocks, which Converse refuses
+        echo = [b for b in content if isinstance(b, dict) and not ("text" in b and not str(b["text"]).strip())]
+        echo = echo or [{"text": "(no answer)"}]
         usage = resp.get("usage") if isinstance(resp, dict) else None
         req = convert_usage(usage, model)
         reported = {"model": model, "stopReason": resp.get("stopReason") if isinstance(resp, dict) else None,
