@@ -141,3 +141,57 @@ def test_available(monkeypatch: pytest.MonkeyPatch) -> None:
     assert OpenAIEvaluator.available() is None
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     assert OpenAIEvaluator.available() == "OPENAI_API_KEY is set"
+
+
+class _Scripted(api_loop.ApiEvaluator):
+    """A provider with no SDK: each send returns the next reply, or raises it."""
+
+    name = "scripted-api"
+    extra = "none"
+
+    def __init__(self, replies: list[Any]) -> None:
+        self.replies = list(replies)
+
+    def client(self, call: EvaluatorCall, opts: dict[str, Any]) -> Any:
+        return None
+
+    def send(self, client: Any, model: str, system: str, turns: list[Turn], tools: Any, opts: dict[str, Any]) -> Any:
+        r = self.replies.pop(0)
+        if isinstance(r, Exception):
+            raise r
+        return r
+
+
+class _BrokenNav:
+    log: list[Any] = []
+    ended = False
+
+    def call(self, tool: str, args: dict[str, Any]) -> str:
+        raise RuntimeError("the store went away")
+
+
+def _reply(k: int, uses: list[ToolUse]) -> api_loop.Reply:
+    return api_loop.Reply(assistant=[], uses=uses, text="", request=Request(input=k, output=1, cache_read=0, cache_write=0,
+                                                                           model="m"), reported={})
+
+
+def test_a_failure_of_asz_mid_call_keeps_what_was_counted(tmp_path: Path) -> None:
+    call = EvaluatorCall(stage="targets", call=1, attempt=1, prompt="p", schema={"type": "object"}, budget=100,
+                         directory=tmp_path, navigator=_BrokenNav(), argument="m")
+    ev = _Scripted([api_loop.RequestFailed("API error 503: busy", retry=True), _reply(7, [ToolUse("u1", "card", {})])])
+    res = ev.judge(attrs_evolve(call, options={"retry_wait": 0}))
+    assert res.error == "RuntimeError: the store went away"
+    assert res.requests == (Request(model="m", said=False), Request(input=7, output=1, cache_read=0, cache_write=0, model="m"))
+    assert "the store went away" in res.stderr and "API error 503" in res.stderr
+
+
+def test_a_request_never_sent_counts_nothing(tmp_path: Path) -> None:
+    call = _call(tmp_path)
+    res = _Scripted([api_loop.NotSent("no credentials")]).judge(call)
+    assert res.error == "scripted-api: no credentials" and res.requests == ()
+
+
+def attrs_evolve(obj: Any, **kw: Any) -> Any:
+    import attrs
+
+    return attrs.evolve(obj, **kw)

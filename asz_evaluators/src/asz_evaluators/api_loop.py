@@ -27,6 +27,7 @@ saw; the loop retries a failed request itself (``retries``, default 2) and count
 from __future__ import annotations
 
 import time
+import traceback
 from abc import abstractmethod
 from collections.abc import Callable
 from pathlib import Path
@@ -270,90 +271,98 @@ class ApiEvaluator(EvaluatorBackend):
             return CallResult(answer=answer, raw=raw, requests=tuple(requests), stderr="\n".join(notes) + ("\n" if notes else ""),
                               error=error, model=models[-1] if models else model)
 
-        while True:
-            if len(requests) >= max_requests:
-                return result(raw=last_submit or last_text,
-                              error=f"no answer after {max_requests} requests (max_requests)")
-            reply = None
-            for attempt in range(retries + 1):
-                n = len(requests) + 1
-                try:
-                    reply = self.send(client, model, call.prompt, turns, tools, opts)
-                    break
-                except NotSent as exc:
-                    return result(raw=last_submit or last_text, error=f"{self.name}: {exc}")
-                except Exception as exc:  # no answer came: the request is counted apart, and the others stay
-                    why = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
-                    requests.append(Request(model=model, said=False))
-                    log.write({"request": n, "error": why})
-                    notes.append(f"request {n}: {why} (its usage was never said: counted apart)")
-                    again = isinstance(exc, RequestFailed) and exc.retry
-                    if not again or attempt == retries or len(requests) >= max_requests:
-                        return result(raw=last_submit or last_text, error=f"{self.name}: {why}")
-                    time.sleep(wait * (2 ** attempt))
-            assert reply is not None
-            if reply.request.model:
-                models.append(reply.request.model)
-            log.write({"request": len(requests) + 1, **reply.reported})
-            turn = Turn(assistant=reply.assistant, uses=reply.uses)
-            turns.append(turn)
-            if reply.text:
-                last_text = reply.text
-            read: list[str] = []
-            answer = None
-            for use in reply.uses:
-                if use.name == SUBMIT:
-                    if answer is not None:
-                        turn.results.append(ToolResult(use, "ignored: an answer was accepted already", True))
-                        continue
-                    last_submit = use.input if isinstance(use.input, str) else dump(use.input)
-                    if not isinstance(use.input, dict):
-                        problems = ["the input is not a JSON object"]
-                    else:
-                        problems = check_answer(call.schema, use.input)
-                    if problems:
-                        bad += 1
-                        notes.append(f"submit {bad} did not match the answer schema: " + "; ".join(problems[:3]))
-                        turn.results.append(ToolResult(use, "Not accepted: the answer does not match the answer schema:\n"
-                                                       + "\n".join(problems) + "\nFix these and call submit again.", True))
-                    else:
-                        answer = use.input
-                        turn.results.append(ToolResult(use, "accepted"))
-                elif use.name in names:
-                    if not isinstance(use.input, dict):
-                        turn.results.append(ToolResult(use, dump({"error": f"{use.name}: the arguments are not a JSON "
-                                                                             f"object: {str(use.input)[:200]}"}), True))
-                        continue
-                    text = call.navigator.call(use.name, use.input)
-                    entry = call.navigator.log[-1] if call.navigator.log else {}
-                    turn.results.append(ToolResult(use, text, entry.get("status", "ok") != "ok"))
-                    read.append(use.name)
-                else:
-                    turn.results.append(ToolResult(use, dump({"error": f"no tool named {use.name!r}"}), True))
-            requests.append(attrs_evolve(reply.request, reads=tuple(read)))
-            if answer is not None:
-                return result(answer=answer, raw=orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode())
-            if bad >= MAX_BAD_SUBMITS:
-                return result(raw=last_submit or last_text,
-                              error=f"the answer did not match the answer schema after {bad} submits")
-            if call.navigator is not None and call.navigator.ended:
-                if ended_at is None:
-                    ended_at = len(requests)
-                elif len(requests) - ended_at >= AFTER_END:
+        pending: list[Request] = []  # the request being read, until it is counted
+        try:
+            while True:
+                if len(requests) >= max_requests:
                     return result(raw=last_submit or last_text,
-                                  error=f"the navigation ended and no answer came in {AFTER_END} more requests")
-                if reply.uses:
-                    turn.user_text = ENDED
-            if not reply.uses:
-                if nudged:  # it ended twice without a tool: its text is the answer as it gave it
-                    return result(raw=reply.text)
-                nudged = True
-                turns.append(Turn(assistant=None, user_text=NUDGE))
-                continue
-            elided = elide(turns, keep)
-            if elided:
-                notes.append(f"after request {len(requests)}: {elided} older tool results replaced by a line "
-                             f"(past {keep} bytes)")
+                                  error=f"no answer after {max_requests} requests (max_requests)")
+                reply = None
+                for attempt in range(retries + 1):
+                    n = len(requests) + 1
+                    try:
+                        reply = self.send(client, model, call.prompt, turns, tools, opts)
+                        break
+                    except NotSent as exc:
+                        return result(raw=last_submit or last_text, error=f"{self.name}: {exc}")
+                    except Exception as exc:  # no answer came: the request is counted apart, and the others stay
+                        why = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
+                        requests.append(Request(model=model, said=False))
+                        log.write({"request": n, "error": why})
+                        notes.append(f"request {n}: {why} (its usage was never said: counted apart)")
+                        again = isinstance(exc, RequestFailed) and exc.retry
+                        if not again or attempt == retries or len(requests) >= max_requests:
+                            return result(raw=last_submit or last_text, error=f"{self.name}: {why}")
+                        time.sleep(wait * (2 ** attempt))
+                assert reply is not None
+                if reply.request.model:
+                    models.append(reply.request.model)
+                log.write({"request": len(requests) + 1, **reply.reported})
+                pending = [reply.request]
+                turn = Turn(assistant=reply.assistant, uses=reply.uses)
+                turns.append(turn)
+                if reply.text:
+                    last_text = reply.text
+                read: list[str] = []
+                answer = None
+                for use in reply.uses:
+                    if use.name == SUBMIT:
+                        if answer is not None:
+                            turn.results.append(ToolResult(use, "ignored: an answer was accepted already", True))
+                            continue
+                        last_submit = use.input if isinstance(use.input, str) else dump(use.input)
+                        if not isinstance(use.input, dict):
+                            problems = ["the input is not a JSON object"]
+                        else:
+                            problems = check_answer(call.schema, use.input)
+                        if problems:
+                            bad += 1
+                            notes.append(f"submit {bad} did not match the answer schema: " + "; ".join(problems[:3]))
+                            turn.results.append(ToolResult(use, "Not accepted: the answer does not match the answer schema:\n"
+                                                           + "\n".join(problems) + "\nFix these and call submit again.", True))
+                        else:
+                            answer = use.input
+                            turn.results.append(ToolResult(use, "accepted"))
+                    elif use.name in names:
+                        if not isinstance(use.input, dict):
+                            turn.results.append(ToolResult(use, dump({"error": f"{use.name}: the arguments are not a JSON "
+                                                                                 f"object: {str(use.input)[:200]}"}), True))
+                            continue
+                        text = call.navigator.call(use.name, use.input)
+                        entry = call.navigator.log[-1] if call.navigator.log else {}
+                        turn.results.append(ToolResult(use, text, entry.get("status", "ok") != "ok"))
+                        read.append(use.name)
+                    else:
+                        turn.results.append(ToolResult(use, dump({"error": f"no tool named {use.name!r}"}), True))
+                pending = []
+                requests.append(attrs_evolve(reply.request, reads=tuple(read)))
+                if answer is not None:
+                    return result(answer=answer, raw=orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode())
+                if bad >= MAX_BAD_SUBMITS:
+                    return result(raw=last_submit or last_text,
+                                  error=f"the answer did not match the answer schema after {bad} submits")
+                if call.navigator is not None and call.navigator.ended:
+                    if ended_at is None:
+                        ended_at = len(requests)
+                    elif len(requests) - ended_at >= AFTER_END:
+                        return result(raw=last_submit or last_text,
+                                      error=f"the navigation ended and no answer came in {AFTER_END} more requests")
+                    if reply.uses:
+                        turn.user_text = ENDED
+                if not reply.uses:
+                    if nudged:  # it ended twice without a tool: its text is the answer as it gave it
+                        return result(raw=reply.text)
+                    nudged = True
+                    turns.append(Turn(assistant=None, user_text=NUDGE))
+                    continue
+                elided = elide(turns, keep)
+                if elided:
+                    notes.append(f"after request {len(requests)}: {elided} older tool results replaced by a line "
+                                 f"(past {keep} bytes)")
+        except Exception as exc:  # asz's own failure mid-call: what was counted stays counted
+            requests.extend(pending)
+            notes.append(traceback.format_exc())
+            return result(raw=last_submit or last_text, error=f"{type(exc).__name__}: {exc}")
 
 
 def attrs_evolve(r: Request, **kw: Any) -> Request:
