@@ -177,6 +177,25 @@ def test_a_stream_cut_off_mid_request(small_conv: Any, tmp_path: Path, monkeypat
 
 
 @needs_claude
+def test_a_stream_cut_off_then_retried(small_conv: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """The connection closes after message_start: claude ends that request with a message_stop of
+    its own (no message_delta) and asks again without streaming. The cut request is counted apart,
+    its input side as said; claude's totals (which count that input side) add no line."""
+    answer = answer_for(small_conv[2])
+    fake, res, stage = _run(small_conv, tmp_path, monkeypatch, [{"tool": "talks"}, {"cut": True}, {"answer": answer}])
+    assert stage["status"] == "complete", stage["reason"]
+    d = attempt_dir(res)
+    u = fake.sent[1]["usage"]
+    assert [s["ended"] for s in fake.sent] == [True, False, True]
+    assert requests_of(d) == [_said(fake, 1, ["talks"]),
+                              {"input": u["input_tokens"], "output": None, "cache_read": u["cache_read_input_tokens"],
+                               "cache_write": u["cache_creation_input_tokens"], "model": MODEL, "said": False, "reads": []},
+                              _said(fake, 3, [])]
+    assert json.loads((d / "usage.json").read_text())["only_in_totals"] == {}
+    assert _stage_consumed(stage) == _consumed(requests_of(d))
+
+
+@needs_claude
 def test_a_response_with_no_usage_is_counted_apart(small_conv: Any, tmp_path: Path, monkeypatch: Any) -> None:
     answer = answer_for(small_conv[2])
     fake, res, stage = _run(small_conv, tmp_path, monkeypatch, [{"tool": "talks"}, {"answer": answer, "usage": None}])

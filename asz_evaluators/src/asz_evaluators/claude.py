@@ -132,33 +132,42 @@ class ClaudeStream:
 
     # --- what it consumed ----------------------------------------------------------------------
     def consumed(self, stopped: bool) -> tuple[list[Request], dict[str, Any]]:
-        """The requests (one per request the stream showed ending; the rest apart) and what
-        claude reported of the call in its own terms."""
+        """The requests (one per request the stream showed ending with its usage; the rest
+        apart) and what claude reported of the call in its own terms."""
         out: list[Request] = []
+        zero = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
         seen: dict[str, dict[str, int]] = {}
-        apart = 0
+        known_apart: dict[str, dict[str, int]] = {}
+        running = 0
         for r in self.requests.values():
+            u = dict(r["usage"] or {})
+            d = dict(r["delta"] or {})
             if not self.partial and r["usage"] is not None:
                 r["ended"] = True  # partial messages off: the input side only, the output unknown
-            reads = tuple(x for x in r["tools"] if x != STRUCTURED)
-            u = dict(r["usage"] or {})
-            d = r["delta"] or {}
+            elif self.partial and not r["started"] and r["usage"] is not None:
+                # a request claude made without streaming (its fallback after a stream broke): the
+                # assistant frame holds the whole response's usage
+                r["ended"], d = True, {"output_tokens": u.get("output_tokens")}
             for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
                 if _count(d.get(k)) is not None:
                     u[k] = d[k]
-            said = r["ended"] and (r["usage"] is not None or r["delta"] is not None)
-            req = Request(input=_count(u.get("input_tokens")), output=_count(d.get("output_tokens")),
+            # said: it ended with its final usage (message_delta). A stream cut off mid-request ends
+            # with claude's own message_stop and no message_delta: its output was never said.
+            said = r["ended"] and (r["delta"] is not None or not self.partial or not r["started"]) and (
+                r["usage"] is not None or r["delta"] is not None)
+            req = Request(input=_count(u.get("input_tokens")), output=_count(d.get("output_tokens")) if said else None,
                           cache_read=_count(u.get("cache_read_input_tokens")),
                           cache_write=_count(u.get("cache_creation_input_tokens")),
-                          model=r["model"], said=said, reads=reads)
+                          model=r["model"], said=said, reads=tuple(x for x in r["tools"] if x != STRUCTURED))
             if not r["ended"]:
-                apart += 1
+                running += 1
             out.append(req)
-            if said and req.model:
-                s = seen.setdefault(req.model, {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0})
+            if req.model:
+                into = seen if said else known_apart
+                s = into.setdefault(req.model, dict(zero))
                 for k in s:
-                    s[k] += getattr(req, k) or 0
-        if stopped and apart == 0 and self.init is not None:
+                    s[k] += (getattr(req, k) or 0) if said or k != "output" else (_count(u.get("output_tokens")) or 0)
+        if stopped and running == 0 and self.init is not None:
             # one more apart: the request running when it stopped, or one on its way
             out.append(Request(model=self.model, said=False))
         report: dict[str, Any] = {"per_request": "said: input side at message_start, output at message_delta"}
@@ -174,11 +183,14 @@ class ClaudeStream:
             tot = {"input": _count(m.get("inputTokens")) or 0, "output": _count(m.get("outputTokens")) or 0,
                    "cache_read": _count(m.get("cacheReadInputTokens")) or 0,
                    "cache_write": _count(m.get("cacheCreationInputTokens")) or 0}
-            s = seen.get(model, {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0})
-            gap = {k: tot[k] - s[k] for k in tot}
+            s = seen.get(model, zero)
+            ka = known_apart.get(model, zero)
+            # what the totals hold beyond the requests said, less what the stream showed of those
+            # counted apart (claude's totals count a cut request's input side)
+            gap = {k: tot[k] - s[k] - ka[k] for k in tot}
             if any(v < 0 for v in gap.values()):
-                self.notes.append(f"claude's totals for {model} are below the requests its stream showed ({gap}); "
-                                  "the requests are kept as shown")
+                self.notes.append(f"claude's totals for {model} differ from the requests its stream showed "
+                                  f"({gap}); the requests are kept as shown")
                 continue
             if any(gap.values()):
                 aux[model] = gap
@@ -273,7 +285,8 @@ class ClaudeEvaluator(EvaluatorBackend):
             return stream.feed(frame) if frame is not None else None
 
         fin = cc.run_lines(command(call, exe, cfg), cwd=cc.workdir(call), env=env, timeout=cc.timeout_of(call),
-                           stream_file=d / "stream.jsonl", on_line=on_line)
+                           stream_file=d / "stream.jsonl", on_line=on_line,
+                           tick=lambda: cc.count_reads(call, final=False))
         cc.count_reads(call)
         res = stream.result
         stopped = res is None

@@ -97,10 +97,11 @@ class Finished:
 
 
 def run_lines(cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: float, stream_file: Path,
-              on_line: Callable[[str], str | None]) -> Finished:
+              on_line: Callable[[str], str | None], tick: Callable[[], None] | None = None) -> Finished:
     """Run ``cmd`` with stdin closed; give each stdout line to ``on_line`` as it comes (kept in
     ``stream_file``). ``on_line`` returns a reason to stop the process at once, or None. The
-    process is stopped (its whole group) on that reason or when ``timeout`` passes."""
+    process is stopped (its whole group) on that reason or when ``timeout`` passes. ``tick`` is
+    called at most once a second, on a line (the reads so far, for the stage's progress)."""
     try:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
@@ -131,6 +132,7 @@ def run_lines(cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
     timer = threading.Timer(timeout, on_timeout)
     timer.daemon = True
     timer.start()
+    last_tick = time.monotonic()
     try:
         with stream_file.open("wb") as keep:
             assert proc.stdout is not None
@@ -143,6 +145,9 @@ def run_lines(cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
                 if why:
                     state["stopped"] = why
                     stop()
+                if tick is not None and time.monotonic() - last_tick >= 1.0:
+                    last_tick = time.monotonic()
+                    tick()
         proc.wait()
     finally:
         timer.cancel()
@@ -168,9 +173,10 @@ def json_line(line: str) -> dict[str, Any] | None:
     return v if isinstance(v, dict) else None
 
 
-def count_reads(call: EvaluatorCall) -> None:
+def count_reads(call: EvaluatorCall, final: bool = True) -> None:
     """Count the reads ``asz judge mcp`` logged for this call into its navigator (bytes used,
-    tool calls, refusals), so the attempt's record says what the CLI read."""
+    tool calls, refusals), so the attempt's record says what the CLI read; ``final`` also adds
+    the log's entries to the navigator's (once, when the call ended)."""
     log = Path(call.directory) / "reads.jsonl"
     nav = call.navigator
     if not log.is_file():
@@ -188,7 +194,8 @@ def count_reads(call: EvaluatorCall) -> None:
     nav.calls = len(entries)
     nav.used = max(int(e.get("used") or 0) for e in entries)
     nav.refusals = sum(1 for e in entries if e.get("status") == "refused")
-    nav.log.extend(entries)
+    if final:
+        nav.log.extend(entries)
 
 
 def write_usage(call: EvaluatorCall, data: dict[str, Any]) -> None:

@@ -245,7 +245,8 @@ class CodexEvaluator(EvaluatorBackend):
             return stream.feed(ev) if ev is not None else None
 
         fin = cc.run_lines(command(call, exe, cc.workdir(call), schema_file, last), cwd=cc.workdir(call), env=env,
-                           timeout=cc.timeout_of(call), stream_file=d / "stream.jsonl", on_line=on_line)
+                           timeout=cc.timeout_of(call), stream_file=d / "stream.jsonl", on_line=on_line,
+                           tick=lambda: cc.count_reads(call, final=False))
         cc.count_reads(call)
         stopped = bool(fin.stopped or fin.timed_out)
         requests = stream.requests(model, stopped)

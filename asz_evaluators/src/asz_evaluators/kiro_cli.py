@@ -190,7 +190,8 @@ class KiroEvaluator(EvaluatorBackend):
         model = str(model) if model else None
         stream = KiroStream()
         fin = cc.run_lines(command(call, exe), cwd=cwd, env=env, timeout=cc.timeout_of(call),
-                           stream_file=d / "stream.jsonl", on_line=stream.feed)
+                           stream_file=d / "stream.jsonl", on_line=stream.feed,
+                           tick=lambda: cc.count_reads(call, final=False))
         cc.count_reads(call)
         credits = stream.credits()
         cc.write_usage(call, {"unit": UNIT, "credits": str(credits) if credits is not None else None,
