@@ -120,3 +120,25 @@ def test_diff_of_a_raw_change_record() -> None:
     assert [f["path"] for f in record_files(raw)] == ["/w/a.py", "/w/.env"]
     assert diff_of(raw, "/w/a.py") == "--- a/a.py\n+++ b/a.py\n"
     assert diff_of(raw, "/w/.env") is None and diff_of(b"not json", "/w/a.py") is None
+
+
+def test_operations_text_and_json() -> None:
+    from rich.console import Console
+
+    from asz_core import report
+
+    ev = _change("t1", (".env", "modified"), name="Edit")
+    ev[1][0]["files"][0]["ignored"] = True
+    conv = _conv(_tool("t1", "Edit", {"file_path": f"{WS}/.env"}) + _tool("t2", "Bash", {"command": "gen"})
+                 + [ev, _change("t2", cut=3000, name="Bash")])
+    ops = operations(conv, FR)
+    con = Console(width=200, record=True)
+    con.print(report.operations_text(conv, ops))
+    text = con.export_text()
+    assert "/w/.env  [ignored]" in text and "3000 files, not named" in text and "not_captured" not in text
+    data = report.operations_json(conv, ops)
+    assert data["captured"] is True and [o["id"] for o in data["operations"]] == ["o1", "o2"]
+    bare = _conv(_tool("t1", "Edit", {"file_path": f"{WS}/a.py"}))
+    con = Console(width=200, record=True)
+    con.print(report.operations_text(bare, operations(bare, FR)))
+    assert "not_captured" in con.export_text()

@@ -189,8 +189,9 @@ def operations_text(conv: Conversation, ops: list[Any]) -> Group:
         else:
             what = o.kind or "—"
             path = o.path or "—"
-            if o.flags:
-                path += f"  [{', '.join(f for f in o.flags if f != 'diff')}]" if any(f != "diff" for f in o.flags) else ""
+            shown = [f for f in o.flags if f != "diff"]  # binary, ignored (never inlined), oversized, diff_cut
+            if shown:
+                path += f"  [{', '.join(shown)}]"
         t.add_row(o.id, o.step or "—", o.talk or "—", o.tool or "—", o.status or "—", o.shows, what, path)
     captured = any(s.changes for s in conv.steps) or bool(conv.unattached)
     note = Text("" if captured else "no change records are captured for this conversation: what changed is not_captured; "
