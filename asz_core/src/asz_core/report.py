@@ -192,7 +192,7 @@ def operations_text(conv: Conversation, ops: list[Any]) -> Group:
             shown = [f for f in o.flags if f != "diff"]  # binary, ignored (never inlined), oversized, diff_cut
             if shown:
                 path += f"  [{', '.join(shown)}]"
-        t.add_row(o.id, o.step or "—", o.talk or "—", o.tool or "—", o.status or "—", o.shows, what, path)
+        t.add_row(o.id, o.step or "—", o.talk or "—", Text(o.tool or "—"), o.status or "—", o.shows, what, Text(path))
     captured = any(s.changes for s in conv.steps) or bool(conv.unattached)
     note = Text("" if captured else "no change records are captured for this conversation: what changed is not_captured; "
                 "operations above are only what editing requests named", style="dim")
