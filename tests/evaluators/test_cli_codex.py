@@ -197,3 +197,48 @@ def test_the_strict_output_schema() -> None:
         "inputs": [], "goals": [], "notes": None,
         "targets": [{"target": "new:a", "criteria": [{"id": None, "text": "x", "dropped_by": None}], "state": "open",
                      "replaced_by": None}]}
+
+
+def _sample(name: str) -> list[dict[str, Any]]:
+    import os
+
+    import pytest
+
+    p = Path(os.environ.get("ASZ_SPEC") or Path(__file__).resolve().parents[3] / "shared" / "spec") / "evaluator-samples" / name
+    if not p.is_file():
+        pytest.skip(f"no captured stream at {p}")
+    return [json.loads(x) for x in p.read_text().splitlines() if x.strip()]
+
+
+def test_the_parser_over_captured_streams() -> None:
+    from asz_evaluators.codex import CodexStream
+
+    s = CodexStream()
+    for ev in _sample("codex_run3.jsonl"):
+        assert s.feed(ev) is None
+    [line] = s.requests("m", stopped=False)
+    assert (line.input, line.cache_read, line.cache_write, line.output, line.said, line.reads) == (
+        5022 - 500, 500, 0, 56, True, ("get_turn",))
+    assert json.loads(s.message) == {"verdict": "pass", "score": 7}
+    f = CodexStream()
+    for ev in _sample("codex_fail.jsonl"):
+        f.feed(ev)
+    assert "fake failure for testing" in f.failed and [(x.said, x.input) for x in f.requests("m", False)] == [(False, None)]
+    # a WebSocket fallback's error events are not failures
+    w = CodexStream()
+    for ev in _sample("codex_run1.jsonl"):
+        w.feed(ev)
+    assert w.failed is None and len(w.errors) == 5 and w.requests("m", False)[0].said
+
+
+def test_another_tool_stops_the_call() -> None:
+    from asz_evaluators.codex import CodexStream, toml_value
+
+    s = CodexStream()
+    s.feed({"type": "turn.started"})
+    why = s.feed({"type": "item.started", "item": {"id": "item_1", "type": "command_execution", "command": "cat /etc/passwd"}})
+    assert why == "codex used a tool other than asz's: command_execution"
+    why = s.feed({"type": "item.started", "item": {"type": "mcp_tool_call", "server": "fs", "tool": "read"}})
+    assert why == "codex used a tool other than asz's: fs/read"
+    assert [x.said for x in s.requests("m", stopped=True)] == [False]  # the turn never said its usage
+    assert toml_value({"A": "x\"y", "b": [1, True]}) == '{"A" = "x\\"y", "b" = [1, true]}'

@@ -173,6 +173,9 @@ class KiroEvaluator(EvaluatorBackend):
     """kiro-cli, headless, with an agent that holds only asz's navigation."""
 
     name: ClassVar[str] = "kiro-cli"
+    stage_note: ClassVar[str] = SESSION_NOTE
+    """What a stage judged by kiro-cli should say of it (the runner has no place for it in the
+    stage file yet: each attempt's stderr.txt and usage.json say it)."""
 
     def judge(self, call: EvaluatorCall) -> CallResult:
         exe = cc.find_executable("kiro-cli", call, "ASZ_KIRO_CLI")
