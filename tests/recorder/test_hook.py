@@ -289,3 +289,13 @@ def test_stop_prunes_old_blobs_once_a_day(repo: Path, home: Path) -> None:
     hook.handle("", {"session_id": SESSION, "hook_event_name": "Stop"})
     assert not list((home / "recorder" / "blobs").iterdir())
     assert spool(home)  # the spool is kept
+
+
+def test_a_failing_comparison_still_writes_the_execution_record(repo: Path, home: Path) -> None:
+    import shutil
+
+    hook.handle("", _input("PreToolUse", repo, "t1", "Bash", {"command": "rm -rf .git"}))
+    shutil.rmtree(repo / ".git")  # git status now fails in the repo the note names
+    hook.handle("", _input("PostToolUse", repo, "t1", "Bash", {"command": "rm -rf .git"}, tool_response={"stdout": "", "stderr": ""}))
+    assert [r["type"] for r in spool(home)] == ["execution"]
+    assert "git status failed" in (home / "recorder" / "hook.log").read_text()

@@ -575,7 +575,7 @@ def _before_of(path: str, keep: bool = True, cache: dict[str, Any] | None = None
     if not _is_file(st):
         return None
     hit = cache.get(path) if cache is not None else None
-    if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+    if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns and (not hit[3] or os.path.exists(os.path.join(_blob_dir(), hit[3][7:]))):
         return [hit[2], st.st_size, hit[3], st.st_mtime_ns]
     digest, size, _ = _digest_file(path)
     if digest is None:
@@ -625,7 +625,10 @@ def post(data: dict[str, Any], *, failed: bool) -> None:
     if state is None and str(data.get("tool_name") or "") in READ_ONLY_TOOLS:
         return
     if state is not None:
-        lines.append(_change_line(data, state, status))
+        try:
+            lines.append(_change_line(data, state, status))
+        except Exception as exc:  # noqa: BLE001 - the execution record is still written
+            _log(exc)
     name = str(data.get("tool_name") or (state or {}).get("tool") or "")
     if name in COMMAND_TOOLS:
         lines.append(_execution_line(data, state, status))
@@ -663,7 +666,10 @@ def stop(data: dict[str, Any]) -> None:
             continue
         fake = {"session_id": session, "tool_use_id": state.get("tool_use_id") or n[:-5], "tool_name": state.get("tool"),
                 "tool_input": state.get("input"), "cwd": state.get("cwd"), "agent_id": state.get("agent_id")}
-        lines.append(_change_line(fake, state, "no_result"))
+        try:
+            lines.append(_change_line(fake, state, "no_result"))
+        except Exception as exc:  # noqa: BLE001 - one call's failure does not lose the others
+            _log(exc)
         if state.get("tool") in COMMAND_TOOLS:
             lines.append(_execution_line(fake, state, "no_result"))
     if lines:
@@ -881,10 +887,12 @@ def _file_change(root: str, rel: str, before: Any, ignored: bool) -> dict[str, A
     if before == "?":
         old = None
     elif before is not None:
-        old = _read_blob(before[2])
-        if old is None:
+        if not before[2]:  # not kept before the call: too large or not text
             f["oversized" if before[1] > TEXT_MAX else "binary"] = True
             return f
+        old = _read_blob(before[2])
+        if old is None:
+            return f  # its content is no longer kept: named and hashed, no diff
     new: bytes | None = b""
     if after is not None:
         if size_after > TEXT_MAX or after.startswith("size:"):
