@@ -282,3 +282,15 @@ def test_the_init_check() -> None:
     assert check_init({**ok, "tools": ["Bash", "mcp__asz__talks"]}) == "claude loaded tools other than asz's: Bash"
     assert "other than asz's: other" in check_init({**ok, "mcp_servers": [*ok["mcp_servers"], {"name": "other"}]})
     assert "did not connect" in check_init({**ok, "mcp_servers": [{"name": "asz", "status": "failed"}]})
+
+
+@needs_claude
+def test_a_navigation_server_that_does_not_start_fails_the_call(small_conv: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    from asz_evaluators import cli_common
+
+    monkeypatch.setattr(cli_common, "mcp_env", lambda call: {"ASZ_HOME": str(tmp_path / "no-store")})
+    fake, res, stage = _run(small_conv, tmp_path, monkeypatch, [{"answer": answer_for(small_conv[2]), "delay": 3}] * 2)
+    assert stage["status"] == "failed"
+    assert "asz's navigation server did not connect to claude (status: failed)" in stage["reason"]
+    apart = {"input": None, "output": None, "cache_read": None, "cache_write": None, "model": MODEL, "said": False, "reads": []}
+    assert requests_of(attempt_dir(res)) == [apart]

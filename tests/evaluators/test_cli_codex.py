@@ -242,3 +242,14 @@ def test_another_tool_stops_the_call() -> None:
     assert why == "codex used a tool other than asz's: fs/read"
     assert [x.said for x in s.requests("m", stopped=True)] == [False]  # the turn never said its usage
     assert toml_value({"A": "x\"y", "b": [1, True]}) == '{"A" = "x\\"y", "b" = [1, true]}'
+
+
+@needs_codex
+def test_a_navigation_server_that_does_not_start_fails_the_call(small_conv: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    from asz_evaluators import cli_common
+
+    monkeypatch.setattr(cli_common, "mcp_env", lambda call: {"ASZ_HOME": str(tmp_path / "no-store")})
+    fake, res, stage = _run(small_conv, tmp_path, monkeypatch, [{"answer": answer_for(small_conv[2])}] * 2)
+    assert stage["status"] == "failed" and fake.sent == []  # codex never asked the model: asz's server is required
+    assert "required MCP servers failed to initialize: asz" in stage["reason"]
+    assert requests_of(attempt_dir(res)) == []  # no turn started: no request

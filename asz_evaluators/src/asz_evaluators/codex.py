@@ -263,7 +263,9 @@ class CodexEvaluator(EvaluatorBackend):
         if stream.failed:
             return CallResult(error=f"codex's turn failed: {stream.failed}", **common)
         if not stream.turns:
-            return CallResult(error=f"codex ended (exit code {fin.rc}) before its turn completed", **common)
+            said = next((x.strip() for x in fin.stderr.splitlines() if x.startswith("Error:")), "")
+            return CallResult(error=f"codex ended (exit code {fin.rc}) before its turn completed"
+                                    + (f": {said[:500]}" if said else ""), **common)
         text = stream.message
         if text is None and last.is_file():
             text = last.read_text(encoding="utf-8")
