@@ -116,3 +116,14 @@ def test_plain_text_output(small_conv: Any, tmp_path: Path, monkeypatch: Any) ->
     assert "--output-format" not in log[0]["argv"]
     assert json.loads((d / "usage.json").read_text())["credits"] == "0.42"
     assert requests_of(d) == [{**TURN, "reads": []}]
+
+
+def test_another_tool_stops_the_call() -> None:
+    from asz_evaluators.kiro_cli import KiroStream
+
+    s = KiroStream()
+    assert s.feed(json.dumps({"type": "runStarted", "data": {"sessionId": "x"}})) is None
+    why = s.feed(json.dumps({"type": "sessionUpdate", "data": {"update": {
+        "sessionUpdate": "tool_call", "toolCallId": "t1", "title": "shell", "kind": "execute"}}}))
+    assert why == "kiro-cli used a tool other than asz's: shell"
+    assert [r.said for r in s.requests("m")] == [False] and s.credits() is None

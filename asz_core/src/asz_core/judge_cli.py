@@ -27,7 +27,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         conversation: Annotated[Optional[str], typer.Argument(help="Conversation id, unique prefix or session id.")] = None,
         head: Annotated[Optional[str], typer.Option("--head", help="Round to judge: r3, 3 or a head digest prefix (default: newest).")] = None,
         window: Annotated[Optional[str], typer.Option("--window", help="all (default), a talk range k3..k7, or a time range FROM..TO.")] = None,
-        evaluator: Annotated[Optional[str], typer.Option("--evaluator", help="Evaluator of every stage: NAME or NAME:ARGUMENT (scripted:FILE).")] = None,
+        evaluator: Annotated[Optional[str], typer.Option("--evaluator", help="Evaluator of every stage: NAME or NAME:MODEL (claude, codex, kiro-cli, anthropic, openai, bedrock) or scripted:FILE. Default: asz.yaml's, else the first available (claude logged in, else an API key), said.")] = None,
         stage_evaluator: Annotated[Optional[list[str]], typer.Option("--stage-evaluator", help="STAGE=NAME[:ARGUMENT], repeatable.")] = None,
         config: Annotated[Optional[Path], typer.Option("--config", help="Configuration file (default: ./asz.yaml, else $ASZ_HOME/asz.yaml).")] = None,
         stages: Annotated[Optional[str], typer.Option("--stages", help="Comma-separated stages to run (default: all six; the others are written skipped).")] = None,
