@@ -163,7 +163,8 @@ def test_search_conversation_and_one_step(corpus_store: Any) -> None:
     ("step", {"id": "s1", "bogus": 1}, "bad arguments"),
     ("search", {"query": ""}, "search needs query"),
     ("search", {"query": "x", "step": "k1"}, "a step id looks like"),
-    ("diff", {"record": "c1"}, "no change record"),
+    ("diff", {"record": 999999}, "no change record"),
+    ("diff", {"record": "c1"}, "record must be an integer"),
     ("records", {"step": "s0"}, "a step id looks like"),
     ("targets", {"id": "t1"}, "targets stage has not run"),
     ("sources", {"id": "../../etc"}, "no source"),
@@ -225,7 +226,8 @@ def test_operations_are_requests(corpus_store: Any) -> None:
     a = _ans(nav.call("operations"))
     ops = a["operations"]
     assert ops and [o["id"] for o in ops] == [f"o{i}" for i in range(1, len(ops) + 1)]
-    assert all(o["shows"] == "request" for o in ops) and "not from captured" in a["note"]
+    # the corpus has no recorder captures: every operation is a request, and the note says what that shows
+    assert all(o["shows"] == "request" for o in ops) and "request = only the tool's request" in a["note"]
     assert {o["tool"] for o in ops} <= {"Edit", "Write", "MultiEdit", "NotebookEdit"}
     # ids stay those of the head in a window (landing order over the conversation)
     wnav = _nav(corpus_store, "fa812bfe", "k2")

@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from .assembly import Conversation, Step, Talk
+from .operations import operations as operations_of, record_files
 from .window import LOOSE, UNATTRIBUTED, Window, descendants, raw_at
 
 PAGE_BYTES = 16384
@@ -472,49 +473,75 @@ class Navigator:
         key = ("raw", seq)
         b = self._cache.get(key)
         if b is None:
-            b = raw_at(self._ro, self.conv.id, seq, self.w.round.number, self.w.cut)
+            b = raw_at(self._ro, self.conv.id, seq, self.w.round.number, self.w.cut, self.w.captures)
             if len(self._cache) < 4096:
                 self._cache[key] = b
         return b
 
     def _records(self, step: Any = None) -> dict[str, Any]:
-        """Change and execution records of a step."""
+        """Change and execution records of a step (captured per tool call by the recorder)."""
         if step is None:
             raise NavError("records needs step, e.g. records(step='s12')")
         s = self._visible_step(step)
-        return {"step": s.id, "records": [],
-                "note": "no change or execution records are captured for this conversation"}
+        rows = []
+        for ev in (*s.changes, *s.executions):  # the view holds only those written by the window's end
+            row = {"record": ev["seq"], "kind": ev.get("e")}
+            if ev.get("e") == "change":
+                row["files"] = [{k: f.get(k) for k in ("path", "kind", "before", "after", "binary", "ignored", "oversized")
+                                 if f.get(k) is not None} for f in (ev.get("files") or ())][:50]
+                if ev.get("cut"):
+                    row["unlisted"] = ev.get("count")
+            else:
+                row.update({k: ev.get(k) for k in ("command", "exit_code", "duration_ms", "output_bytes", "output_digest")
+                            if ev.get(k) is not None})
+            rows.append(row)
+        out: dict[str, Any] = {"step": s.id, "records": rows}
+        if not rows:
+            out["note"] = ("no change or execution record was captured for this step: what it changed is "
+                           "not_captured, never unchanged")
+        return out
 
     def _diff(self, record: Any = None, page: Any = 1) -> dict[str, Any]:
-        """A change record's diff, paged by line."""
+        """A change record's diffs, paged by line."""
         if record is None:
-            raise NavError("diff needs record, the id of a change record (see records)")
-        raise NavError(f"no change record {record!r}: no change records are captured for this conversation")
+            raise NavError("diff needs record, the number of a change record (see records)")
+        seq = _int(record, "record")
+        if not any(ev["seq"] == seq and ev.get("e") == "change"
+                   for s in self.conv.steps if s.id in self.w.steps for ev in s.changes):
+            raise NavError(f"no change record {record!r} in this view (records(step=...) lists a step's records)")
+        pages = self._pages(("diff", seq), lambda: self._diff_rows(seq), "diff", reserve=2048)
+        return {"record": seq, **self._page(pages, page, "lines")}
+
+    def _diff_rows(self, seq: int) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for f in record_files(self._raw(seq)):
+            rows.append({"id": f"{seq}:{f['path']}", "file": f["path"], "kind": f.get("kind")})
+            d = f.get("diff")
+            if isinstance(d, str):
+                rows.extend({"id": f"{seq}:{f['path']}:{n}", "line": line} for n, line in enumerate(d.splitlines(), 1))
+            else:
+                rows.append({"id": f"{seq}:{f['path']}:-", "line": None,
+                             "note": "no diff kept (binary, ignored by .gitignore, oversized, or not text)"})
+        return rows
 
     def _operation_rows(self) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
         fr = getattr(self.adapter, "file_requests", None)
-        n = 0
-        for s in self.conv.steps:  # ids over the whole view, in landing order: the same at one head
-            if s.kind not in ("tool", "agent_call") or not fr or not s.name or not isinstance(s.request, dict):
+        whole = self.w.whole
+        rows: list[dict[str, Any]] = []
+        for op in operations_of(self.conv, fr):  # ids over the whole view, in landing order: the same at one head
+            if (op.step is None and not whole) or (op.step is not None and op.step not in self.w.steps):
                 continue
-            try:
-                paths = fr(s.name, s.request)
-            except Exception:
-                paths = []
-            for path in paths:
-                n += 1
-                if s.id in self.w.steps:
-                    rows.append({"id": f"o{n}", "step": s.id, "talk": s.talk, "tool": s.name, "path": path,
-                                 "status": s.status, "shows": "request",
-                                 "mark": self.w.mark(s.talk) if s.talk else LOOSE})
+            row = {k: v for k, v in op.to_json().items() if v not in (None, [], ())}
+            row["mark"] = self.w.mark(op.talk) if op.talk else LOOSE
+            rows.append(row)
         return rows
 
     def _operations(self, page: Any = 1) -> dict[str, Any]:
-        """File operations, as the tool steps' requests name them (no captured changes yet)."""
+        """File operations the record shows: captured changes, and files tool requests name."""
         out = self._page(self._pages("operations", self._operation_rows, "operations"), page, "operations")
-        out["note"] = ("operations are read from tool requests (what a tool was asked to change), not from captured "
-                       "changes; a request shows what was asked, a returned result that it ran")
+        out["note"] = ("shows: capture = a change record names the file; request = only the tool's request names it "
+                       "(an attempt, not a change: see status); unlisted = a record whose file list was cut. History, "
+                       "not a net diff")
         return out
 
     def _search(self, query: Any = None, step: Any = None, page: Any = 1) -> dict[str, Any]:

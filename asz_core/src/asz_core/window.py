@@ -92,6 +92,9 @@ class Window:
     """Steps the window shows."""
     cut_records: int
     """Records of the head the cut hides (0 for a whole-conversation window)."""
+    captures: frozenset[int] = frozenset()
+    """Change and execution records that landed after ``cut`` but were written when their tool
+    call returned, before it (the recorder's spool lands after the transcript): shown."""
 
     @property
     def head(self) -> str:
@@ -150,13 +153,15 @@ def records_at(store: Store, conversation: str, upto: int, cut: int | None = Non
     return out
 
 
-def raw_at(store: Store, conversation: str, seq: int, upto: int, cut: int) -> bytes:
+def raw_at(store: Store, conversation: str, seq: int, upto: int, cut: int, captures: frozenset[int] = frozenset()) -> bytes:
     """The bytes of record ``seq`` as the window sees them (its newest version landed by round
-    ``upto`` and by ``cut``)."""
+    ``upto`` and by ``cut``; a capture the window shows past the cut as it landed)."""
     first = store.db.execute("SELECT key, version, round FROM records WHERE seq = ? AND conversation = ?",
                              (seq, conversation)).fetchone()
-    if not first or first[2] > upto or seq > cut:
+    if not first or first[2] > upto or (seq > cut and seq not in captures):
         raise WindowError(f"record {seq} is not in the window")
+    if seq > cut:
+        cut = seq
     # the newest version the view sees (by the key index; ``+`` keeps the planner off the round index)
     row = store.db.execute(
         "SELECT raw FROM records WHERE key = ? AND conversation = ? AND +round <= ? AND +seq <= ? "
@@ -238,12 +243,16 @@ def build(store: Store, conversation: str, head: str | int | None = None, spec: 
         del full, rts_full, sub  # the head's view is not kept: the window is assembled again
         versioned = store.db.execute("SELECT 1 FROM records WHERE conversation = ? AND round <= ? AND version > 1 LIMIT 1",
                                      (cid, rnd.number)).fetchone()
+        later = [r for r in recs if r.seq > cut]
         if versioned:  # which version each record showed at the cut: read again from the store
             del recs
             recs = records_at(store, cid, rnd.number, cut)
         else:  # every record has one version: the view at the cut is the head's records up to it
             recs = [r for r in recs if r.seq <= cut]
-        conv = assemble(cid, runtime, rnd, recs)
+        kept = _captures_written_by(recs, later)
+        captures = frozenset(r.seq for r in kept)
+        conv = assemble(cid, runtime, rnd, recs + kept)
+        del later
         del recs
     rts = roots(conv)
     first = conv.talk(judged[0])
@@ -257,7 +266,21 @@ def build(store: Store, conversation: str, head: str | int | None = None, spec: 
     steps = frozenset(s.id for s in conv.steps if s.talk in talks)
     hidden = sum(1 for _ in store.db.execute(
         "SELECT 1 FROM records WHERE conversation = ? AND round <= ? AND seq > ? AND version = 1", (cid, rnd.number, cut)))
-    return Window(spec, rnd, conv, cut, False, tuple(judged), before, rts, frozenset(streams), frozenset(talks), steps, hidden)
+    return Window(spec, rnd, conv, cut, False, tuple(judged), before, rts, frozenset(streams), frozenset(talks), steps,
+                  hidden - len(captures), captures)
+
+
+_CAPTURE_EVENTS = frozenset({"change", "execution"})
+
+
+def _captures_written_by(shown: list[StoredRecord], later: list[StoredRecord]) -> list[StoredRecord]:
+    """Records past the cut made only of change and execution records of tool calls whose result
+    the window shows: the recorder wrote them when the call returned, before the cut, and they
+    landed later only because the spool is collected after the transcript. A call whose result
+    came after the cut keeps none (its capture was written later)."""
+    returned = {ev.get("id") for r in shown for ev in r.events if ev.get("e") == "tool_result"}
+    return [r for r in later if r.events and all(ev.get("e") in _CAPTURE_EVENTS and ev.get("tool") in returned
+                                                   for ev in r.events)]
 
 
 def descendants(conv: Conversation, rts: dict[str, str], talk_ids: Iterable[str]) -> list[str]:
