@@ -121,11 +121,8 @@ def _companions(registry: Registry, store: Store, planned: set[str], problems: l
     """Every installed runtime's companion files (a recorder's spool) with what is new in them,
     read after the files collect was given, so their records land after the steps they describe."""
     for adapter in registry.runtimes():
-        companions = getattr(adapter, "companions", None)  # optional: docs/recorder.md
-        if companions is None:
-            continue
         try:
-            files = companions()
+            files = adapter.companions()
         except Exception as exc:  # noqa: BLE001 - a plugin's fault is a warning, not a failed collect
             problems.append(Problem(adapter.name, 0, f"could not list its companion files: {exc}"))
             continue

@@ -71,6 +71,12 @@ class RuntimeAdapter(ABC):
         it is given no path). Paths that do not exist are skipped. Default: none."""
         return []
 
+    def companions(self) -> list[Path]:
+        """Files this runtime's plugins write beside its transcripts (Claude Code: the recorder's
+        spool of change and execution records), read by every ``asz collect`` after the paths it
+        was given, so their records land after the steps they describe. Default: none."""
+        return []
+
     def file_requests(self, tool: str, request: Mapping[str, Any]) -> list[str]:
         """The files an editing tool's request names, as the request names them.
 
