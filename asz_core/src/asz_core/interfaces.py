@@ -98,6 +98,13 @@ class EvaluatorBackend(ABC):
 
     name: ClassVar[str]
 
+    @classmethod
+    def check(cls, argument: str | None, options: dict[str, Any]) -> None:
+        """What can be checked before a run starts (an SDK installed, a CLI found, a model given),
+        so a run that cannot work fails at once, with what to set up, instead of twice per call.
+        ``argument`` is what follows ``NAME:`` in ``--evaluator``; ``options`` the backend's section
+        of asz.yaml. Raise an :class:`~asz_core.errors.AszError`; the default checks nothing."""
+
     @abstractmethod
     def judge(self, call: EvaluatorCall) -> CallResult:
         """Run one call and return its result; raise EvaluatorError when it failed."""

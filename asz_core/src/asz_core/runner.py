@@ -472,7 +472,8 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
             raise ConfigError(f"no evaluator for the {s} stage: give --evaluator NAME, --stage-evaluator {s}=NAME or "
                               f"judge.evaluator in asz.yaml (installed: {', '.join(names) or 'none'})")
         specs[s] = parse_evaluator(given, cfg)
-        registry.evaluator(specs[s].name)  # an unknown name fails before the run starts
+        # An unknown name, a missing SDK or CLI, a model not given: each fails before the run starts.
+        registry.evaluator(specs[s].name).check(specs[s].argument, specs[s].options)
     for s in options.stage_evaluators:
         if s not in configs.STAGES:
             raise ConfigError(f"--stage-evaluator names {s!r}, which is no stage; stages: {', '.join(configs.STAGES)}")

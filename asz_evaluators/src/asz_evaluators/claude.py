@@ -265,6 +265,10 @@ class ClaudeEvaluator(EvaluatorBackend):
 
     name: ClassVar[str] = "claude"
 
+    @classmethod
+    def check(cls, argument: str | None, options: dict[str, Any]) -> None:
+        cc.find_executable("claude", None, "ASZ_CLAUDE", options)  # the CLI must be there before the run starts
+
     def judge(self, call: EvaluatorCall) -> CallResult:
         exe = cc.find_executable("claude", call, "ASZ_CLAUDE")
         d = Path(call.directory).resolve()

@@ -73,10 +73,11 @@ def workdir(call: EvaluatorCall) -> Path:
     return d
 
 
-def find_executable(name: str, call: EvaluatorCall, env_var: str) -> str:
+def find_executable(name: str, call: EvaluatorCall | None, env_var: str, options: dict[str, Any] | None = None) -> str:
     """The CLI to run: ``command`` in the backend's section of asz.yaml, else ``$env_var``, else
     ``name`` on the PATH."""
-    given = call.options.get("command") or os.environ.get(env_var)
+    opts = call.options if call is not None else (options or {})
+    given = opts.get("command") or os.environ.get(env_var)
     exe = str(given) if given else shutil.which(name)
     if not exe:
         raise EvaluatorError(f"the {name} evaluator needs the {name} CLI: put it on the PATH, set {env_var}, or set "

@@ -226,6 +226,10 @@ class CodexEvaluator(EvaluatorBackend):
 
     name: ClassVar[str] = "codex"
 
+    @classmethod
+    def check(cls, argument: str | None, options: dict[str, Any]) -> None:
+        cc.find_executable("codex", None, "ASZ_CODEX", options)  # the CLI must be there before the run starts
+
     def judge(self, call: EvaluatorCall) -> CallResult:
         exe = cc.find_executable("codex", call, "ASZ_CODEX")
         d = Path(call.directory).resolve()

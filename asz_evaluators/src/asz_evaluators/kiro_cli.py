@@ -177,6 +177,10 @@ class KiroEvaluator(EvaluatorBackend):
     """What a stage judged by kiro-cli should say of it (the runner has no place for it in the
     stage file yet: each attempt's stderr.txt and usage.json say it)."""
 
+    @classmethod
+    def check(cls, argument: str | None, options: dict[str, Any]) -> None:
+        cc.find_executable("kiro-cli", None, "ASZ_KIRO_CLI", options)  # the CLI must be there before the run starts
+
     def judge(self, call: EvaluatorCall) -> CallResult:
         exe = cc.find_executable("kiro-cli", call, "ASZ_KIRO_CLI")
         d = Path(call.directory).resolve()
