@@ -220,7 +220,7 @@ def test_cli_json_lists_warnings(tmp_path: Path, asz_home: Path) -> None:
     r = run(str(proj), "--json")
     assert r.exit_code == 0
     data = json.loads(r.stdout)
-    assert data["warnings"] == [f"{f}:4: unknown entry type 'mystery'; kept, no events"]
+    assert data["warnings"] == [f"{f}:4: unknown entry type 'mystery'; kept, no events (further lines of this type are not warned about)"]
     assert data["records_published"] == 5
 
 
@@ -299,3 +299,22 @@ def test_forced_runtime_on_only_bad_files_exits_non_zero(tmp_path, monkeypatch):
     res = CliRunner().invoke(app, ["collect", "--runtime", "claudecode", str(bad)])
     assert res.exit_code == 1
     assert f"{bad}:1" in res.output.replace("\n", "")  # rich wraps long lines
+
+
+def test_an_unknown_entry_type_is_warned_about_once_per_file(tmp_path):
+    """Newer Claude Code versions write types this adapter does not know: one warning per type,
+    naming the first line; every line is still stored."""
+    from asz_core.collect import collect
+    from asz_core.store import Store
+
+    sid = "0b1e2c3d-0000-4000-8000-00000000abcd"
+    f = tmp_path / f"{sid}.jsonl"
+    lines = [{"type": "user", "uuid": "u1", "sessionId": sid, "message": {"role": "user", "content": "hi"}}]
+    lines += [{"type": "cost-state", "uuid": f"c{i}", "sessionId": sid} for i in range(5)]
+    lines += [{"type": "tools-used", "uuid": "t1", "sessionId": sid}]
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    store = Store.open(tmp_path / "home")
+    r = collect([f], store)
+    assert [(p.line, p.message.split(";")[0]) for p in r.problems] == [
+        (2, "unknown entry type 'cost-state'"), (7, "unknown entry type 'tools-used'")]
+    assert r.records_published == 7

@@ -132,7 +132,12 @@ class ClaudeCodeAdapter(RuntimeAdapter):
     def _entries(self, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any]) -> Iterator[Entry | Problem]:
         typ = obj.get("type")
         if typ not in _KNOWN:
-            yield Problem(fname, lineno, f"unknown entry type {typ!r}; kept, no events")
+            # Newer Claude Code versions add entry types; one warning per type and file is enough
+            # (the lines are kept whole, so a later asz can read them).
+            seen = st.setdefault("unknown_types", [])
+            if str(typ) not in seen:
+                seen.append(str(typ))
+                yield Problem(fname, lineno, f"unknown entry type {typ!r}; kept, no events (further lines of this type are not warned about)")
         uuid = obj.get("uuid")
         key = uuid if isinstance(uuid, str) and uuid else "h:" + hashlib.blake2b(body, digest_size=12).hexdigest()
         stream = self._stream(obj, st)
