@@ -62,6 +62,9 @@ def test_clean_call(small_conv: Any, tmp_path: Path, monkeypatch: Any) -> None:
     assert stage["run"]["attempt_log"][0]["read_bytes"] == reads_of(d)[0]["used"]
     # Kiro keeps the session: said, and there it is
     assert "keeps every chat session" in (d / "stderr.txt").read_text()
+    assert any("keeps every chat session" in n for n in stage["evaluator"]["notes"])  # and in the stage file
+    run = json.loads((res.path / "run.json").read_text())
+    assert any("keeps every chat session" in n for n in run["evaluators"]["targets"]["notes"])
     assert (tmp_path / "home" / ".kiro" / "sessions" / "cli" / f"{inv['session']}.json").is_file()
     assert stage["targets"][0]["statement"] == "the outcome a"
 

@@ -97,6 +97,9 @@ class EvaluatorBackend(ABC):
     """
 
     name: ClassVar[str]
+    notes: ClassVar[tuple[str, ...]] = ()
+    """What every stage this backend judged must say of it (written with the evaluator in the
+    stage file and run.json): e.g. a session the backend cannot help leaving behind."""
 
     @classmethod
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:

@@ -28,6 +28,9 @@ def run_text(d: dict[str, Any]) -> Group:
     parts.append(Text(f"kit {str(run.get('kit'))[:12]}  prices {run.get('prices', {}).get('name')} "
                       f"{str(run.get('prices', {}).get('sha256'))[:12]}  " + "  ".join(
                           f"{s}: {e.get('spec')}" for s, e in (run.get("evaluators") or {}).items()), style="dim"))
+    for s_name, e in (run.get("evaluators") or {}).items():
+        for n in e.get("notes") or ():
+            parts.append(Text(f"{s_name} ({e.get('name')}): {n}", style="yellow"))
     t = Table("stage", "status", "calls", "largest prompt", "consumed", "why / note", title="stages")
     for name, sf in stages.items():
         r = sf.get("run") or {}

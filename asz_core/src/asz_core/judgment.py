@@ -163,6 +163,9 @@ class EvaluatorRef:
     distribution: str
     version: str
     models: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    """What the backend says of itself that a reader of the stage must know (kiro-cli: the chat
+    session it leaves in Kiro's history)."""
 
 
 @frozen

@@ -398,7 +398,12 @@ def evaluator_ref(registry: Any, spec: EvaluatorSpec, models: Iterable[str] = ()
     for p in registry.plugins():
         if p.kind == "evaluator backend" and p.name == spec.name:
             dist, version = p.distribution, p.version
-    return EvaluatorRef(spec=spec.spec, name=spec.name, distribution=dist, version=version, models=tuple(sorted(models)))
+    try:
+        notes = tuple(registry.evaluator(spec.name).notes)
+    except AszError:
+        notes = ()
+    return EvaluatorRef(spec=spec.spec, name=spec.name, distribution=dist, version=version, models=tuple(sorted(models)),
+                        notes=notes)
 
 
 def parse_answer(result: CallResult) -> Any:

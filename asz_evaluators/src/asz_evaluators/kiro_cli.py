@@ -173,9 +173,9 @@ class KiroEvaluator(EvaluatorBackend):
     """kiro-cli, headless, with an agent that holds only asz's navigation."""
 
     name: ClassVar[str] = "kiro-cli"
-    stage_note: ClassVar[str] = SESSION_NOTE
-    """What a stage judged by kiro-cli should say of it (the runner has no place for it in the
-    stage file yet: each attempt's stderr.txt and usage.json say it)."""
+    notes: ClassVar[tuple[str, ...]] = (SESSION_NOTE,)
+    """Written with the evaluator in every stage file it judged and in run.json (and in each
+    attempt's stderr.txt and usage.json)."""
 
     @classmethod
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:
