@@ -127,13 +127,21 @@ def judge(store: Any, tmp_path: Path, dialect: Dialect, script: list[Any], *, se
     return Judged(res, fake)
 
 
+def _line(r: Request) -> dict[str, Any]:
+    """A request as requests.jsonl writes it (``credits`` only when a provider bills in them)."""
+    d = unstructure(r)
+    if d.get("credits") is None:
+        d.pop("credits", None)
+    return d
+
+
 def said(dialect: Dialect, k: int, reads: tuple[str, ...] = (), model: str | None = None) -> dict[str, Any]:
     """requests.jsonl's line for request ``k`` whose usage the server said."""
-    return unstructure(Request(**dialect.usage(k)[1], model=model or dialect.model, reads=reads))
+    return _line(Request(**dialect.usage(k)[1], model=model or dialect.model, reads=reads))
 
 
 def unsaid(dialect: Dialect, reads: tuple[str, ...] = (), model: str | None = None) -> dict[str, Any]:
-    return unstructure(Request(model=model or dialect.model, said=False, reads=reads))
+    return _line(Request(model=model or dialect.model, said=False, reads=reads))
 
 
 def consumed(dialect: Dialect, said_ks: list[int], unsaid_n: int = 0) -> dict[str, Any]:

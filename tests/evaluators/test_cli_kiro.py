@@ -51,9 +51,10 @@ def test_clean_call(small_conv: Any, tmp_path: Path, monkeypatch: Any) -> None:
     assert {"talks", "step", "search"} <= set(inv["tools"])
     # one turn: tokens unknown (never zero), credits in their own unit
     lines = requests_of(d)
-    assert lines == [{**TURN, "reads": ["talks"]}]
+    assert lines == [{**TURN, "reads": ["talks"], "credits": "1.37"}]
     c = stage["run"]["consumed"]
     assert (c["requests"], c["unknown_requests"], c["input"], c["output"]) == (1, 0, 0, 0)
+    assert c["credits"] == "1.37"  # in the stage's totals, in their own unit, never as tokens
     assert c["unknown"] == {"input": 1, "output": 1, "cache_read": 1, "cache_write": 1}
     usage = json.loads((d / "usage.json").read_text())
     assert usage["unit"] == "credits" and usage["credits"] == "1.37" and usage["turns"][0]["context_usage_percentage"] == 12.5
@@ -80,7 +81,7 @@ def test_reading_past_the_budget_and_the_third_refusal(small_conv: Any, tmp_path
     results = log[0]["results"]
     assert [r["status"] for r in results[:3]] == ["failed"] * 3 and '"refused":true' in results[0]["text"]
     assert results[3]["text"].startswith("tool call failed")  # the server had ended
-    assert requests_of(d) == [{**TURN, "reads": ["talks"] * 4}]
+    assert requests_of(d) == [{**TURN, "reads": ["talks"] * 4, "credits": "2"}]
     assert json.loads((d / "usage.json").read_text())["credits"] == "2"
 
 
@@ -93,8 +94,10 @@ def test_a_malformed_answer_is_tried_once_more(small_conv: Any, tmp_path: Path, 
     assert [x["cwd"] for x in log] == [str(one.resolve() / "cwd"), str(two.resolve() / "cwd")]
     assert (one / "answer.txt").read_text() == "no json"
     assert [json.loads((x / "usage.json").read_text())["credits"] for x in (one, two)] == ["0.5", "0.75"]
-    assert requests_of(one) == [{**TURN, "reads": []}] and requests_of(two) == [{**TURN, "reads": []}]
+    assert requests_of(one) == [{**TURN, "reads": [], "credits": "0.5"}]
+    assert requests_of(two) == [{**TURN, "reads": [], "credits": "0.75"}]
     assert stage["run"]["consumed"]["requests"] == 2
+    assert stage["run"]["consumed"]["credits"] == "1.25"  # the failed attempt's credits still count
 
 
 def test_a_failure_and_a_call_that_reports_nothing(small_conv: Any, tmp_path: Path, monkeypatch: Any) -> None:
@@ -118,7 +121,7 @@ def test_plain_text_output(small_conv: Any, tmp_path: Path, monkeypatch: Any) ->
     d = attempt_dir(res)
     assert "--output-format" not in log[0]["argv"]
     assert json.loads((d / "usage.json").read_text())["credits"] == "0.42"
-    assert requests_of(d) == [{**TURN, "reads": []}]
+    assert requests_of(d) == [{**TURN, "reads": [], "credits": "0.42"}]
 
 
 def test_another_tool_stops_the_call() -> None:

@@ -36,6 +36,8 @@ class Request:
     apart, never as zero."""
     reads: tuple[str, ...] = ()
     """The navigation tools this request called (names, in order)."""
+    credits: Decimal | None = None
+    """What a provider that bills in credits (kiro-cli) reported: its own unit, never tokens."""
 
     @property
     def input_side(self) -> int | None:
@@ -107,6 +109,8 @@ class Consumed:
     model_window: int | None = None
     """The model's window, when the evaluator said it."""
     reported_cost: Decimal | None = None
+    credits: Decimal | None = None
+    """Credits the provider reported (kiro-cli), in their own unit: never converted into tokens."""
 
 
 @frozen

@@ -185,11 +185,13 @@ def add_consumed(parts: Iterable[Consumed]) -> Consumed:
     sides = [p.largest_input_side for p in parts if p.largest_input_side is not None]
     wins = [p.model_window for p in parts if p.model_window is not None]
     costs = [p.reported_cost for p in parts if p.reported_cost is not None]
+    credits = [p.credits for p in parts if p.credits is not None]
     return Consumed(requests=sum(p.requests for p in parts), unknown_requests=sum(p.unknown_requests for p in parts),
                     input=sum(p.input for p in parts), output=sum(p.output for p in parts),
                     cache_read=sum(p.cache_read for p in parts), cache_write=sum(p.cache_write for p in parts),
                     unknown=unknown, largest_input_side=max(sides) if sides else None,
-                    model_window=max(wins) if wins else None, reported_cost=sum(costs) if costs else None)  # type: ignore[arg-type]
+                    model_window=max(wins) if wins else None, reported_cost=sum(costs) if costs else None,  # type: ignore[arg-type]
+                    credits=sum(credits) if credits else None)  # type: ignore[arg-type]
 
 
 def consumed_of(result: CallResult) -> Consumed:
@@ -204,9 +206,10 @@ def consumed_of(result: CallResult) -> Consumed:
             else:
                 tot[k] += v
     sides = [r.input_side for r in said if r.input_side is not None]
+    credits = [r.credits for r in result.requests if r.credits is not None]
     return Consumed(requests=len(said), unknown_requests=len(result.requests) - len(said), **tot, unknown=unknown,
                     largest_input_side=max(sides) if sides else None, model_window=result.model_window,
-                    reported_cost=result.reported_cost)
+                    reported_cost=result.reported_cost, credits=sum(credits) if credits else None)  # type: ignore[arg-type]
 
 
 def tokens(c: Consumed) -> int:
@@ -351,7 +354,10 @@ class StageCalls:
             secs = time.monotonic() - t0
             with (d / "requests.jsonl").open("wb") as f:
                 for r in result.requests:
-                    f.write(dumps(r) + b"\n")
+                    line = unstructure(r)
+                    if line.get("credits") is None:
+                        line.pop("credits", None)  # only a provider that bills in credits says them
+                    f.write(orjson.dumps(line) + b"\n")
             (d / "answer.txt").write_text(result.raw, encoding="utf-8")
             (d / "stderr.txt").write_text(result.stderr, encoding="utf-8")
             answer = parse_answer(result)

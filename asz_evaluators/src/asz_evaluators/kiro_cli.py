@@ -145,8 +145,8 @@ class KiroStream:
         """One line per turn Kiro reported: its tokens unknown (Kiro says credits, not tokens);
         a call that reported nothing is one request apart."""
         if not self.structured:
-            return [Request(model=model, said=self.text_credits() is not None)]
-        out = [Request(model=model, said=True, reads=t["reads"]) for t in self.turns]
+            return [Request(model=model, said=self.text_credits() is not None, credits=self.text_credits())]
+        out = [Request(model=model, said=True, reads=t["reads"], credits=t["credits"]) for t in self.turns]
         if not out:
             out.append(Request(model=model, said=False, reads=tuple(self.reads)))
         return out
