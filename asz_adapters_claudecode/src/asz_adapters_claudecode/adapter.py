@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import RuntimeAdapter
-from asz_core.jsonl import read_objects
+from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
 from asz_core.records import Cursor, Entry, Problem
 from asz_core.textclip import clip_input, clip_text
 
@@ -437,18 +437,6 @@ def _session_from_path(p: Path) -> str | None:
     if not _is_agent_file(p) and _UUID.match(p.stem):
         return p.stem
     return None  # agent-*.jsonl next to sessions, or a file not named by its session
-
-
-def _walk_jsonl(root: Path, limit: int | None = None) -> Iterator[Path]:
-    n = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for fn in sorted(filenames):
-            if fn.endswith(".jsonl"):
-                yield Path(dirpath) / fn
-                n += 1
-                if limit and n >= limit:
-                    return
 
 
 def _looks_like_claude(p: Path) -> bool:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import RuntimeAdapter
-from asz_core.jsonl import read_objects
+from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
 from asz_core.records import Cursor, Entry, Problem
 from asz_core.textclip import clip_input, clip_text
 
@@ -758,18 +758,6 @@ def _head_kind(p: Path) -> str | None:
     if p.name.startswith("rollout-") and "type" not in obj and isinstance(obj.get("id"), str) and "timestamp" in obj:
         return "legacy"
     return None
-
-
-def _walk_jsonl(root: Path, limit: int | None = None) -> Iterator[Path]:
-    n = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for fn in sorted(filenames):
-            if fn.endswith(".jsonl"):
-                yield Path(dirpath) / fn
-                n += 1
-                if limit and n >= limit:
-                    return
 
 
 def _find_rollout(near: Path, thread: str) -> Path | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,3 +54,17 @@ def read_objects(path: Path, cursor: Cursor) -> Iterator[tuple[int, bytes, dict[
             else:
                 yield Problem(fname, lineno, "not a JSON object; line skipped")
             cursor.offset, cursor.line = offset, lineno
+
+
+def walk_jsonl(root: Path, limit: int | None = None) -> Iterator[Path]:
+    """Every ``*.jsonl`` file under ``root``, in a stable order (folders and names sorted);
+    at most ``limit`` of them when given (a cheap look for ``detect``)."""
+    n = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            if fn.endswith(".jsonl"):
+                yield Path(dirpath) / fn
+                n += 1
+                if limit and n >= limit:
+                    return

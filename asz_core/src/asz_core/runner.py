@@ -417,10 +417,14 @@ def parse_answer(result: CallResult) -> Any:
     text around one object are tolerated). None when there is none."""
     if isinstance(result.answer, dict):
         return result.answer
-    text = (result.raw or "").strip()
-    if not text:
-        return None
-    for cand in (text, text[text.find("{"): text.rfind("}") + 1] if "{" in text else ""):
+    return json_object_of(result.raw or "")
+
+
+def json_object_of(text: str) -> dict[str, Any] | None:
+    """A JSON object from an answer's text: the whole text, or the text from its first ``{`` to
+    its last ``}`` (a code fence or words around one object tolerated)."""
+    t = text.strip()
+    for cand in (t, t[t.find("{"): t.rfind("}") + 1] if "{" in t else ""):
         if not cand:
             continue
         try:

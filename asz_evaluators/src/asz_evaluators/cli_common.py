@@ -207,18 +207,10 @@ def write_usage(call: EvaluatorCall, data: dict[str, Any]) -> None:
 
 
 def parse_json_answer(text: str) -> Any:
-    """A JSON object from an answer's text (a code fence or text around one object tolerated)."""
-    t = (text or "").strip()
-    for cand in (t, t[t.find("{"): t.rfind("}") + 1] if "{" in t else ""):
-        if not cand:
-            continue
-        try:
-            v = orjson.loads(cand)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(v, dict):
-            return v
-    return None
+    """A JSON object from an answer's text, read as the stage runner reads an answer."""
+    from asz_core.runner import json_object_of
+
+    return json_object_of(text or "")
 
 
 def plain_schema(schema: Any) -> Any:
