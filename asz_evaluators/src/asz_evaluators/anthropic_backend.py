@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from asz_core.judgment import EvaluatorCall, Request
 
-from .api_loop import ApiEvaluator, NotSent, Reply, RequestFailed, ToolUse, Turn, count, missing
+from .api_loop import ApiEvaluator, NotSent, Reply, RequestFailed, ToolUse, Turn, count, sdk_client
 
 MAX_TOKENS = 16000
 """Output tokens one response may use (``max_tokens``)."""
@@ -32,19 +32,7 @@ class AnthropicEvaluator(ApiEvaluator):
         return ("anthropic",)
 
     def client(self, call: EvaluatorCall, opts: dict[str, Any]) -> Any:
-        try:
-            import anthropic
-        except ImportError:
-            raise missing("anthropic", "anthropic") from None
-        kw: dict[str, Any] = {"max_retries": 0, "timeout": float(opts.get("timeout") or 600)}
-        if opts.get("base_url"):
-            kw["base_url"] = opts["base_url"]
-        try:
-            return anthropic.Anthropic(**kw)
-        except anthropic.AnthropicError as exc:  # no key: said before any request
-            from asz_core.errors import EvaluatorError
-
-            raise EvaluatorError(f"anthropic: {exc} (set ANTHROPIC_API_KEY)") from None
+        return sdk_client("anthropic", self.extra, "Anthropic", "AnthropicError", "ANTHROPIC_API_KEY", opts)
 
     def send(self, client: Any, model: str, system: str, turns: list[Turn], tools: list[tuple[str, str, dict[str, Any]]],
              opts: dict[str, Any]) -> Reply:

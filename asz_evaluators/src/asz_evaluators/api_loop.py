@@ -69,6 +69,23 @@ def missing(sdk: str, extra: str) -> MissingDependency:
                              f"(or pip install {sdk})")
 
 
+def sdk_client(module: str, extra: str, client: str, error: str, key_env: str, opts: dict[str, Any]) -> Any:
+    """A provider SDK's client (anthropic.Anthropic, openai.OpenAI) as every API backend makes it:
+    the SDK's own retries off (the loop retries and counts each attempt), the timeout and
+    ``base_url`` from asz.yaml; a missing SDK or key said before any request."""
+    try:
+        sdk = __import__(module)  # as an import statement does (a top-level package)
+    except ImportError:
+        raise missing(module, extra) from None
+    kw: dict[str, Any] = {"max_retries": 0, "timeout": float(opts.get("timeout") or 600)}
+    if opts.get("base_url"):
+        kw["base_url"] = opts["base_url"]
+    try:
+        return getattr(sdk, client)(**kw)
+    except getattr(sdk, error) as exc:  # no key: said before any request
+        raise EvaluatorError(f"{module}: {exc} (set {key_env})") from None
+
+
 # --- what the loop keeps ---------------------------------------------------------------------------
 
 @define

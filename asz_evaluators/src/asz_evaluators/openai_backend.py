@@ -24,7 +24,7 @@ import orjson
 
 from asz_core.judgment import EvaluatorCall, Request
 
-from .api_loop import ApiEvaluator, NotSent, Reply, RequestFailed, ToolUse, Turn, count, missing
+from .api_loop import ApiEvaluator, NotSent, Reply, RequestFailed, ToolUse, Turn, count, sdk_client
 
 
 def convert_usage(usage: Any, model: str | None) -> Request:
@@ -63,19 +63,7 @@ class OpenAIEvaluator(ApiEvaluator):
         return ("openai",)
 
     def client(self, call: EvaluatorCall, opts: dict[str, Any]) -> Any:
-        try:
-            import openai
-        except ImportError:
-            raise missing("openai", "openai") from None
-        kw: dict[str, Any] = {"max_retries": 0, "timeout": float(opts.get("timeout") or 600)}
-        if opts.get("base_url"):
-            kw["base_url"] = opts["base_url"]
-        try:
-            return openai.OpenAI(**kw)
-        except openai.OpenAIError as exc:  # no key: said before any request
-            from asz_core.errors import EvaluatorError
-
-            raise EvaluatorError(f"openai: {exc} (set OPENAI_API_KEY)") from None
+        return sdk_client("openai", self.extra, "OpenAI", "OpenAIError", "OPENAI_API_KEY", opts)
 
     def send(self, client: Any, model: str, system: str, turns: list[Turn], tools: list[tuple[str, str, dict[str, Any]]],
              opts: dict[str, Any]) -> Reply:
