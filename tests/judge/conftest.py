@@ -11,6 +11,25 @@ import pytest
 from asz_core import runner
 from asz_core.assembly import PERSON_SOURCES
 
+from tests.conftest import CORPUS
+
+RUNTIMES = ("claude-code", "codex", "kiro", "langsmith")
+
+
+@pytest.fixture(scope="session")
+def every_corpus_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Every runtime's corpus collected once into one store shared by read-only tests."""
+    from asz_core.collect import collect
+    from asz_core.store import Store
+
+    dirs = [CORPUS / r for r in RUNTIMES if (CORPUS / r).is_dir()]
+    if not dirs:
+        pytest.skip(f"corpus not found at {CORPUS}")
+    s = Store.open(tmp_path_factory.mktemp("every-corpus-home"))
+    collect(dirs, s)
+    yield s
+    s.close()
+
 
 @pytest.fixture(autouse=True)
 def _plugins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -488,27 +488,38 @@ UNATTRIBUTED = "unattributed"
 """What a stream rolls up to when no single step can be shown to have started it."""
 
 
+def stream_anchors(conv: Conversation) -> dict[str, str | None]:
+    """Each child stream -> the main-stream step that began its chain of starting steps, as deep
+    as it goes (a sub-agent's sub-agent sits where its parent's starting step sits); None when no
+    single step started it or its chain (or its chain loops). Cost per target places a sub-task's
+    calls there; :func:`stream_roots` is the talk of that step."""
+    by_id = {st.id: st for st in conv.streams}
+    out: dict[str, str | None] = {}
+
+    def anchor(sid: str, seen: frozenset[str]) -> str | None:
+        if sid in out:
+            return out[sid]
+        st = by_id[sid]
+        if st.unattributed is not None or len(st.started_by) != 1 or sid in seen:
+            a = None
+        else:
+            starter = conv.step(st.started_by[0])
+            a = starter.id if starter.stream == "m" else anchor(starter.stream, seen | {sid})
+        out[sid] = a
+        return a
+
+    for st in conv.streams:
+        if st.id != "m":
+            anchor(st.id, frozenset())
+    return out
+
+
 def stream_roots(conv: Conversation) -> dict[str, str]:
     """Each child stream -> the main talk that alone started it, through its chain of starting
     steps as deep as it goes; ``LOOSE`` when loose main-stream work started it; ``UNATTRIBUTED``
     when no single step did (or its chain loops). The ledger owns costs by it, the window picks
     sub-tasks by it."""
-    by_id = {st.id: st for st in conv.streams}
     out: dict[str, str] = {}
-
-    def root(sid: str, seen: frozenset[str]) -> str:
-        if sid in out:
-            return out[sid]
-        st = by_id[sid]
-        if st.unattributed is not None or len(st.started_by) != 1 or sid in seen:
-            r = UNATTRIBUTED
-        else:
-            starter = conv.step(st.started_by[0])
-            r = (starter.talk or LOOSE) if starter.stream == "m" else root(starter.stream, seen | {sid})
-        out[sid] = r
-        return r
-
-    for st in conv.streams:
-        if st.id != "m":
-            root(st.id, frozenset())
+    for sid, a in stream_anchors(conv).items():
+        out[sid] = UNATTRIBUTED if a is None else (conv.step(a).talk or LOOSE)
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any, TypeVar
 
 import orjson
@@ -17,6 +18,25 @@ T = TypeVar("T")
 converter = make_converter(forbid_extra_keys=True, omit_if_default=False)
 converter.register_unstructure_hook(Decimal, str)
 converter.register_structure_hook(Decimal, lambda v, _: Decimal(str(v)))
+
+
+def fraction_text(f: Fraction) -> str:
+    """An exact amount as text: a finite decimal when it has one ("12.5", "7"), else a ratio
+    ("1000/3", a third of a call's 1,000 tokens). ``Fraction(text)`` reads either back."""
+    d, twos, fives = f.denominator, 0, 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return f"{f.numerator}/{f.denominator}"
+    places = max(twos, fives)
+    return format(Decimal(f.numerator * 10**places // f.denominator).scaleb(-places), "f")
+
+
+# An exact share of calls (a third of a call) is kept as a Fraction.
+converter.register_unstructure_hook(Fraction, fraction_text)
+converter.register_structure_hook(Fraction, lambda v, _: Fraction(str(v)))
 converter.register_unstructure_hook(datetime, lambda d: d.isoformat())
 converter.register_structure_hook(datetime, lambda v, _: datetime.fromisoformat(v))
 
