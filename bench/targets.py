@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def make_backend() -> Any:
     from asz_core.interfaces import EvaluatorBackend
-    from asz_core.judgment import CallResult, EvaluatorCall, Request
+    from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
     class StandIn(EvaluatorBackend):
         name: ClassVar[str] = "bench-stand-in"
@@ -87,7 +87,7 @@ def main() -> None:
     for s in args.set:
         k, _, v = s.partition("=")
         settings[k] = int(v) if v.isdigit() else v
-    from asz_core import runner
+    from asz_core.judge import runner
     from asz_core.collect import collect
     from asz_core.store import Store
 

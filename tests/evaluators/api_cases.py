@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from asz_core import runner
+from asz_core.judge import runner
 from asz_core.assembly import PERSON_SOURCES
 from asz_core.convert import unstructure
-from asz_core.judgment import Request
+from asz_core.judge.judgment import Request
 
 try:
     from .api_fakes import Dialect, FakeAPI

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from asz_core import runner
+from asz_core.judge import runner
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("ASZ_CORPUS") or ROOT.parent / "shared" / "corpus")

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from asz_core.errors import EvaluatorError, MissingDependency
-from asz_core.judgment import EvaluatorCall, Request
+from asz_core.judge.judgment import EvaluatorCall, Request
 from asz_core.mcp_server import TOOL_SPECS
-from asz_core.stages.kit import Kit
+from asz_core.judge.kit import Kit
 from asz_evaluators import api_loop
 from asz_evaluators.anthropic_backend import AnthropicEvaluator
 from asz_evaluators.api_loop import ToolResult, ToolUse, Turn, check_answer, elide, tool_specs

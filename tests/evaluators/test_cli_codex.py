@@ -169,7 +169,7 @@ def test_a_response_with_no_usage(small_conv: Any, tmp_path: Path, monkeypatch: 
 
 
 def test_the_strict_output_schema() -> None:
-    from asz_core.stages.kit import Kit
+    from asz_core.judge.kit import Kit
     from asz_evaluators.codex import drop_added_nulls, strict_schema
 
     schema = Kit.load().schema("targets")

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from asz_core.judgment import EvaluatorCall
+from asz_core.judge.judgment import EvaluatorCall
 from asz_core.window import WindowSpec
 from asz_evaluators import cli_common as cc
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from asz_core import runner
+from asz_core.judge import runner
 from asz_core.assembly import PERSON_SOURCES
 
 from tests.conftest import CORPUS

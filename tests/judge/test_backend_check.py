@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from asz_core import runner
+from asz_core.judge import runner
 from asz_core.errors import AszError
 
 from .conftest import cid_with

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from asz_core import runner
+from asz_core.judge import runner
 
 ROOT = Path(__file__).resolve().parents[2]
 

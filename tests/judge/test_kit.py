@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from asz_core.stages.kit import Kit, render
+from asz_core.judge.kit import Kit, render
 
 ROOT = Path(__file__).resolve().parents[2]
 

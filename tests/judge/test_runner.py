@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from asz_core import config as C
-from asz_core import runner
+from asz_core.judge import chunks as CH, context, runner
+from asz_core.judge import config as C
 from asz_core.errors import AszError, ConfigError
-from asz_core.stages.targets import bounded_catalogue
+from asz_core.judge.stages.targets import bounded_catalogue
 
 from .conftest import cid_with, entry, inputs_of, judge, plain_answer
 
@@ -28,7 +28,7 @@ def test_config_defaults_file_and_flags(tmp_path: Path) -> None:
     cfg = C.load(f, overrides={"judge.mode": "single"})
     assert cfg.judge.mode == "single" and cfg.judge.chunk_bytes == 1000 and cfg.evaluator_for("targets") == "scripted:s.yaml"
     assert cfg.source == str(f.resolve())
-    sp = runner.parse_evaluator("scripted", cfg)
+    sp = context.parse_evaluator("scripted", cfg)
     assert sp.options["script"] == str(tmp_path / "s.yaml")
     with pytest.raises(ConfigError, match="judge.mode must be one of auto, single, stream, got 'fast'"):
         C.load(f, overrides={"judge.mode": "fast"})
@@ -41,25 +41,25 @@ def test_config_defaults_file_and_flags(tmp_path: Path) -> None:
         C.load(tmp_path / "missing.yaml")
 
 
-def _item(name: str, sizes: list[int]) -> runner.Item:
-    return runner.Item(name, tuple(b"x" * n for n in sizes), tuple(f"{name}.{k}" for k in range(len(sizes))))
+def _item(name: str, sizes: list[int]) -> CH.Item:
+    return CH.Item(name, tuple(b"x" * n for n in sizes), tuple(f"{name}.{k}" for k in range(len(sizes))))
 
 
 def test_chunks() -> None:
     j = C.JudgeConfig(single_bytes=100, chunk_bytes=50)
-    mode, chunks = runner.plan_chunks([_item("a", [20, 20]), _item("b", [30])], j)
+    mode, chunks = CH.plan_chunks([_item("a", [20, 20]), _item("b", [30])], j)
     assert mode == "single" and len(chunks) == 1 and chunks[0].own == ("a.0", "a.1", "b.0")
-    mode, chunks = runner.plan_chunks([_item("a", [20, 20]), _item("b", [30]), _item("c", [10, 10, 10])], j)
+    mode, chunks = CH.plan_chunks([_item("a", [20, 20]), _item("b", [30]), _item("c", [10, 10, 10])], j)
     assert mode == "stream" and [c.items for c in chunks] == [("a",), ("b",), ("c",)]
     assert all(c.bytes <= 50 for c in chunks)
     # an item larger than a chunk: alone, its rows past the limit named by count (and still its own)
-    mode, chunks = runner.plan_chunks([_item("a", [10]), _item("big", [20, 20, 20, 20]), _item("c", [10])], j)
+    mode, chunks = CH.plan_chunks([_item("a", [10]), _item("big", [20, 20, 20, 20]), _item("c", [10])], j)
     assert [c.items for c in chunks] == [("a",), ("big",), ("c",)]
     assert chunks[1].past == (("big", 2, "big.2", "big.3"),) and len(chunks[1].rows) == 2
     assert chunks[1].own == ("big.0", "big.1", "big.2", "big.3")
     # forced ways
-    assert runner.plan_chunks([_item("a", [10])], C.JudgeConfig(mode="stream"))[0] == "stream"
-    assert runner.plan_chunks([_item("a", [10**6])], C.JudgeConfig(mode="single"))[0] == "single"
+    assert CH.plan_chunks([_item("a", [10])], C.JudgeConfig(mode="stream"))[0] == "stream"
+    assert CH.plan_chunks([_item("a", [10**6])], C.JudgeConfig(mode="single"))[0] == "single"
 
 
 def test_the_catalogue_is_bounded() -> None:
@@ -83,9 +83,9 @@ def test_the_catalogue_is_bounded() -> None:
 
 
 def test_files_are_written_once(tmp_path: Path) -> None:
-    runner.write_once(tmp_path / "a.json", b"1")
+    context.write_once(tmp_path / "a.json", b"1")
     with pytest.raises(AszError, match="written once"):
-        runner.write_once(tmp_path / "a.json", b"2")
+        context.write_once(tmp_path / "a.json", b"2")
     assert (tmp_path / "a.json").read_bytes() == b"1" and [p.name for p in tmp_path.iterdir()] == ["a.json"]
 
 
@@ -176,7 +176,7 @@ def test_calls_side_by_side_keep_their_order() -> None:
     import time
     import types
 
-    sc = runner.StageCalls.__new__(runner.StageCalls)
+    sc = context.StageCalls.__new__(context.StageCalls)
     sc.run = types.SimpleNamespace(cfg=C.Config(judge=C.JudgeConfig(concurrency=3)))
     seen: set[int] = set()
     at_once = []
@@ -200,8 +200,8 @@ def test_calls_side_by_side_keep_their_order() -> None:
 
 
 def test_the_goals_are_bounded() -> None:
-    from asz_core.judgment import Evolution
-    from asz_core.stages.targets import Scan, _Goal, goals_text
+    from asz_core.judge.judgment import Evolution
+    from asz_core.judge.stages.targets import Scan, _Goal, goals_text
 
     scan = Scan([], set(), set())
     scan.order = [f"i{n}" for n in range(1, 201)]

@@ -118,7 +118,7 @@ def prices_update(
     _emit(ledger_report.update_json(result) if json else ledger_report.update_text(result), json)
 
 
-from . import judge_cli  # noqa: E402
+from .judge import cli as judge_cli  # noqa: E402
 
 judge_app = typer.Typer(cls=judge_cli.JudgeGroup, no_args_is_help=True, add_completion=False,
                         help="Judge a conversation: `asz judge CONV` runs the stages into a new run directory; "

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .records import Cursor, Entry, Problem
 
 if TYPE_CHECKING:
-    from .judgment import CallResult, EvaluatorCall
+    from .judge.judgment import CallResult, EvaluatorCall
 
 
 class RuntimeAdapter(ABC):
@@ -89,9 +89,9 @@ class RuntimeAdapter(ABC):
 class EvaluatorBackend(ABC):
     """Runs one evaluator call: a prompt, an answer schema, the navigation and a reading budget.
 
-    The stage runner gives it an :class:`~asz_core.judgment.EvaluatorCall` (the prompt, the
+    The stage runner gives it an :class:`~asz_core.judge.judgment.EvaluatorCall` (the prompt, the
     stage's answer schema, a ``navigator`` holding the reading budget, the attempt's directory)
-    and takes back a :class:`~asz_core.judgment.CallResult`: the answer, the raw text, and every
+    and takes back a :class:`~asz_core.judge.judgment.CallResult`: the answer, the raw text, and every
     request's usage as the provider reported it (unknown kept unknown, never 0). The runner
     retries a call that gives nothing readable and writes everything to the run directory.
     """

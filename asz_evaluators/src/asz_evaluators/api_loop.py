@@ -13,7 +13,7 @@ model's context pass :data:`KEEP_BYTES`, the oldest are replaced by a line sayin
 (the model calls the tool again when it needs one back).
 
 Usage: every response's usage is recorded as the provider reported it, one
-:class:`~asz_core.judgment.Request` per request, converted once into asz's four types (input
+:class:`~asz_core.judge.judgment.Request` per request, converted once into asz's four types (input
 without the cache, output, cache read, cache write). A request whose answer never came (an API
 error, a connection cut off, a response with no usage) is a request whose usage was never said:
 counted apart (``said=False``), never as zero, and it hides none of the others. What each
@@ -38,7 +38,7 @@ from attrs import define, field
 
 from asz_core.errors import EvaluatorError, MissingDependency
 from asz_core.interfaces import EvaluatorBackend
-from asz_core.judgment import CallResult, EvaluatorCall, Request
+from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 KEEP_BYTES = 262144
 """Bytes of tool results kept in the model's context; past it the oldest are replaced by a line."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from asz_core.judgment import EvaluatorCall, Request
+from asz_core.judge.judgment import EvaluatorCall, Request
 
 from .api_loop import ApiEvaluator, NotSent, Reply, RequestFailed, ToolUse, Turn, count, missing
 

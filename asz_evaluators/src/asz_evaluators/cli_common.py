@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from asz_core.errors import EvaluatorError
-from asz_core.judgment import EvaluatorCall
+from asz_core.judge.judgment import EvaluatorCall
 
 SERVER = "asz"
 """The MCP server's name as every CLI is given it (claude names its tools mcp__asz__<tool>)."""
@@ -208,7 +208,7 @@ def write_usage(call: EvaluatorCall, data: dict[str, Any]) -> None:
 
 def parse_json_answer(text: str) -> Any:
     """A JSON object from an answer's text, read as the stage runner reads an answer."""
-    from asz_core.runner import json_object_of
+    from asz_core.judge.context import json_object_of
 
     return json_object_of(text or "")
 

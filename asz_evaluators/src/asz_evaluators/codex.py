@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import EvaluatorBackend
-from asz_core.judgment import CallResult, EvaluatorCall, Request
+from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 from . import cli_common as cc
 

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from asz_core.judgment import EvaluatorCall, Request
+from asz_core.judge.judgment import EvaluatorCall, Request
 
 from .api_loop import ApiEvaluator, NotSent, Reply, RequestFailed, ToolUse, Turn, count, sdk_client
 

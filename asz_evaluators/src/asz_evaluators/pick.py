@@ -96,8 +96,8 @@ def pick(evaluators: dict[str, Any] | None = None, env: dict[str, str] | None = 
 def choose(config: Path | None, say: Callable[[str], None] | None = None, stages: tuple[str, ...] | None = None) -> str | None:
     """For ``asz judge`` with no evaluator given: None when asz.yaml names one for every stage
     asked for (it decides), else the picked spec, said through ``say``."""
-    from asz_core import config as configs
-    from asz_core import runner
+    from asz_core.judge import config as configs
+    from asz_core.judge import runner
 
     cfg = configs.load(config)
     asked = [s for s in (stages or configs.STAGES) if s in runner.BUILT]

@@ -34,7 +34,7 @@ import orjson
 
 from asz_core.errors import EvaluatorError
 from asz_core.interfaces import EvaluatorBackend
-from asz_core.judgment import CallResult, EvaluatorCall, Request
+from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
 

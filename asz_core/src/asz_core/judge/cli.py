@@ -37,7 +37,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
     ) -> None:
         """Judge a conversation at one head: a new run directory, its stages, its close."""
-        from . import judge_report, runner
+        from . import report as judge_report, runner
 
         if show:
             d = runner.read_run(runner.find_run(show))

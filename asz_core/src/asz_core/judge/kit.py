@@ -19,14 +19,14 @@ import orjson
 from attrs import frozen
 
 from ..errors import ConfigError
-from ..judgment import KitRef
+from .judgment import KitRef
 
 
 def default_path() -> Path:
     env = os.environ.get("ASZ_KIT")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "kit"
+    return Path(__file__).resolve().parent.parent / "kit"  # asz_core/kit, the package data
 
 
 @frozen

@@ -30,8 +30,8 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
-from .convert import structure, unstructure
-from .errors import ConfigError, RecordError
+from ..convert import structure, unstructure
+from ..errors import ConfigError, RecordError
 
 MODES = ("auto", "single", "stream")
 STAGES = ("targets", "achievement", "subtasks", "efficiency", "reference", "divergence")

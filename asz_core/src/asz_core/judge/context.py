@@ -1,15 +1,10 @@
-"""The stage runner: a judge run from its directory to its close (docs/judge.md).
+"""What a stage is given and gives back, below both the runner and the stages: the run (its
+directory, window, store, configuration, kit and prices), the stage's evaluator (its spec and
+backend) and its calls (each attempt's files, the retry, what it consumed, the progress meter).
 
-``judge(options)`` pins a run to one head and window, writes ``run.json``, runs the stages in
-order and writes each as one Session Judgment file, once, atomically; a stage that fails is
-written failed with the reason, and the run still closes. Stages not built yet are written
-skipped. Runs are never merged: judging the same head again makes a new run directory.
-
-What each evaluator call is sent and gives back is kept under
-``calls/<stage>/<call>/<attempt>/``: ``prompt.md``, ``requests.jsonl`` (one request a line),
-``answer.txt`` (the raw answer), ``stderr.txt`` and ``reads.jsonl`` (the navigation log). A call
-that gives nothing readable is tried once more in its own directory; what the failed attempt
-consumed still counts.
+The runner (:mod:`asz_core.judge.runner`) builds a :class:`Run` and hands each stage function
+``(run, spec, backend)``; a stage runs its calls through :class:`StageCalls` and returns a
+:class:`~asz_core.judge.judgment.StageFile` made with :meth:`Run.stage_file`.
 """
 
 from __future__ import annotations
@@ -25,45 +20,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import attrs
 import orjson
-from attrs import field, frozen
+from attrs import frozen
 
+from ..convert import dumps, unstructure
+from ..errors import AszError, ConfigError
+from ..store import Store
 from . import config as configs
-from .convert import dumps, unstructure
-from .errors import AszError, ConfigError
-from .judgment import (VERSION, AttemptRecord, CallResult, CloseFile, Consumed, EvaluatorCall, EvaluatorRef,
-                       PriceRef, Request, RunFile, StageFile, StageRun)
-from .store import Store, asz_home
+from .judgment import (VERSION, AttemptRecord, CallResult, Consumed, EvaluatorCall, EvaluatorRef, StageFile,
+                       StageRun)
 
 Progress = Callable[[str], None]
-
-BUILT = ("targets",)
-"""Stages this asz can run; the others are written skipped, "not built yet"."""
-SOURCE_STAGES = ("reference", "divergence")
-
-
-@frozen
-class JudgeOptions:
-    """What ``asz judge`` was asked (flags); the configuration file fills the rest."""
-
-    conversation: str
-    head: str | None = None
-    window: str | None = None
-    evaluator: str | None = None
-    stage_evaluators: dict[str, str] = field(factory=dict)
-    config: Path | None = None
-    stages: tuple[str, ...] | None = None
-    prices: str | None = None
-    settings: dict[str, Any] = field(factory=dict)
-    """Flat overrides of the configuration (``judge.mode``: ``stream``)."""
-
-
-@frozen
-class RunResult:
-    path: Path
-    stages: dict[str, str]
-    close: CloseFile
 
 
 def now() -> str:
@@ -107,71 +74,6 @@ def parse_evaluator(spec: str, cfg: configs.Config) -> EvaluatorSpec:
         arg = str(Path(arg).resolve()) if name == "scripted" else arg
     return EvaluatorSpec(spec, name, arg or None, opts)
 
-
-# --- chunks -----------------------------------------------------------------------------------
-
-@frozen
-class Item:
-    """A thing a stage answers for (a talk, a target), with its rows as the tools show them."""
-
-    id: str
-    rows: tuple[bytes, ...]
-    row_ids: tuple[str, ...]
-
-
-@frozen
-class Chunk:
-    items: tuple[str, ...]
-    rows: tuple[bytes, ...]
-    own: tuple[str, ...]
-    """Ids of every row the call answers for (those past the limit included)."""
-    past: tuple[tuple[str, int, str, str], ...] = ()
-    """An item larger than a chunk: (item, rows past the limit, first, last row id)."""
-
-    @property
-    def bytes(self) -> int:
-        return sum(len(r) + 1 for r in self.rows)
-
-
-def plan_chunks(items: Sequence[Item], cfg: configs.JudgeConfig) -> tuple[str, list[Chunk]]:
-    """One call when the rows fit ``single_bytes`` (mode auto), else calls of at most
-    ``chunk_bytes`` of whole items; an item larger than a chunk goes alone, its rows past the
-    limit named by count."""
-    total = sum(len(r) + 1 for it in items for r in it.rows)
-    if cfg.mode == "single" or (cfg.mode == "auto" and total <= cfg.single_bytes):
-        return "single", [Chunk(tuple(i.id for i in items), tuple(r for i in items for r in i.rows),
-                                tuple(x for i in items for x in i.row_ids))]
-    chunks: list[Chunk] = []
-    cur: list[Item] = []
-    size = 0
-
-    def flush() -> None:
-        nonlocal cur, size
-        if cur:
-            chunks.append(Chunk(tuple(i.id for i in cur), tuple(r for i in cur for r in i.rows),
-                                tuple(x for i in cur for x in i.row_ids)))
-        cur, size = [], 0
-
-    for it in items:
-        n = sum(len(r) + 1 for r in it.rows)
-        if n > cfg.chunk_bytes:
-            flush()
-            kept, used = [], 0
-            for r in it.rows:
-                if kept and used + len(r) + 1 > cfg.chunk_bytes:
-                    break
-                kept.append(r)
-                used += len(r) + 1
-            rest = it.row_ids[len(kept):]
-            chunks.append(Chunk((it.id,), tuple(kept), it.row_ids,
-                                ((it.id, len(rest), rest[0], rest[-1]),) if rest else ()))
-            continue
-        if cur and size + n > cfg.chunk_bytes:
-            flush()
-        cur.append(it)
-        size += n
-    flush()
-    return "stream", chunks
 
 
 # --- usage --------------------------------------------------------------------------------------
@@ -281,15 +183,15 @@ class Run:
         self.prices, self.adapter, self.registry, self.window_text, self.say = prices, adapter, registry, window_text, say
 
     def navigator(self, budget: int, log: Path, run_dir: Path | None = None) -> Any:
-        from .mcp_server import jsonl_sink
-        from .navigation import Navigator
+        from ..mcp_server import jsonl_sink
+        from ..navigation import Navigator
 
         return Navigator(self.window, self.store, budget=budget, run_dir=run_dir or self.path, prices=self.prices,
                          adapter=self.adapter, log=jsonl_sink(log))
 
     def card(self) -> str:
         """The card as the tool answers it, for the prompt (read once, counted against no call)."""
-        from .navigation import Navigator
+        from ..navigation import Navigator
 
         nav = Navigator(self.window, self.store, budget=10**12, run_dir=self.path, prices=self.prices, adapter=self.adapter)
         card = orjson.loads(nav.call("card"))
@@ -434,155 +336,3 @@ def json_object_of(text: str) -> dict[str, Any] | None:
         if isinstance(v, dict):
             return v
     return None
-
-
-# --- judge ------------------------------------------------------------------------------------
-
-def _plugin_versions(registry: Any) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for p in registry.plugins():
-        out.setdefault(p.distribution, p.version)
-    return out
-
-
-def run_dir_for(conversation: str, home: Path | None = None) -> Path:
-    base = (home or asz_home()) / "runs" / conversation
-    base.mkdir(parents=True, exist_ok=True)
-    while True:
-        rid = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
-        try:
-            (base / rid).mkdir()
-            return base / rid
-        except FileExistsError:
-            continue
-
-
-def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = None,
-          progress: Progress | None = None) -> RunResult:
-    """A judge run over one conversation at one head (see the module's docstring)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from . import ledger
-    from . import window as windows
-    from .registry import Registry
-    from .stages import STAGE_FUNCTIONS
-    from .stages.kit import Kit
-
-    t_run = time.monotonic()
-    started = now()
-    overrides = dict(options.settings)
-    cfg = configs.load(options.config, overrides=overrides)
-    asked = tuple(options.stages) if options.stages else configs.STAGES
-    for s in asked:
-        if s not in configs.STAGES:
-            raise ConfigError(f"no stage {s!r}; stages: {', '.join(configs.STAGES)}")
-    registry = registry or Registry()
-    specs: dict[str, EvaluatorSpec] = {}
-    for s in asked:
-        if s not in BUILT:
-            continue
-        given = options.stage_evaluators.get(s) or options.evaluator or cfg.evaluator_for(s)
-        if not given:
-            names = sorted(p.name for p in registry.plugins() if p.kind == "evaluator backend")
-            raise ConfigError(f"no evaluator for the {s} stage: give --evaluator NAME, --stage-evaluator {s}=NAME or "
-                              f"judge.evaluator in asz.yaml (installed: {', '.join(names) or 'none'})")
-        specs[s] = parse_evaluator(given, cfg)
-        # An unknown name, a missing SDK or CLI, a model not given: each fails before the run starts.
-        registry.evaluator(specs[s].name).check(specs[s].argument, specs[s].options)
-    for s in options.stage_evaluators:
-        if s not in configs.STAGES:
-            raise ConfigError(f"--stage-evaluator names {s!r}, which is no stage; stages: {', '.join(configs.STAGES)}")
-    kit = Kit.load()
-    store = store or Store.open()
-    w = windows.build(store, options.conversation, options.head, options.window)
-    window_text = options.window or "all"
-    prices = ledger.load_prices(options.prices)
-    try:
-        adapter = registry.runtime(w.conv.runtime)
-    except AszError:
-        adapter = None
-    path = run_dir_for(w.conv.id, Path(store.path).parent if getattr(store, "path", None) else None)
-    try:
-        asz_version = version("asz-core")
-    except PackageNotFoundError:
-        asz_version = ""
-    evals = {s: evaluator_ref(registry, sp) for s, sp in specs.items()}
-    rf = RunFile(version=VERSION, run=path.name, conversation=w.conv.id, runtime=w.conv.runtime, head=w.head,
-                 head_digest=w.round.head, window=window_text, window_detail=w.to_json(),
-                 prices=PriceRef(name=prices.file.name, path=prices.file.path, sha256=prices.file.sha256),
-                 kit=kit.digest, kit_path=str(kit.path), config=configs.to_json(cfg), stages=asked, evaluators=evals,
-                 plugins=_plugin_versions(registry), asz=asz_version, started=started)
-    write_once(path / "run.json", dumps(rf, indent=True) + b"\n")
-    run = Run(path, w, store, cfg, kit, prices, adapter, registry, window_text, progress)
-    statuses: dict[str, str] = {}
-    parts: list[Consumed] = []
-    eval_secs = 0.0
-    for stage in configs.STAGES:
-        if stage not in asked:
-            sf = run.stage_file(stage, "skipped", "not asked for (--stages)")
-        elif stage in SOURCE_STAGES:
-            sf = run.stage_file(stage, "skipped", "no sources were given")
-        elif stage not in BUILT:
-            sf = run.stage_file(stage, "skipped", "not built yet")
-        else:
-            sp = specs[stage]
-            backend = registry.evaluator(sp.name)()
-            try:
-                sf = STAGE_FUNCTIONS[stage](run, sp, backend)
-            except AszError as exc:
-                sf = run.stage_file(stage, "failed", str(exc))
-            except Exception as exc:  # a stage's own failure is written, and the run still closes
-                sf = run.stage_file(stage, "failed", f"{type(exc).__name__}: {exc}")
-                (path / "calls").mkdir(exist_ok=True)
-                (path / "calls" / f"{stage}.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
-            parts.append(sf.run.consumed)
-            eval_secs += sf.run.seconds
-            if progress:
-                progress(f"{stage}: {sf.status}" + (f" ({sf.reason})" if sf.reason else "")
-                         + f"; {sf.run.calls} calls, {sf.run.attempts} attempts; " + consumed_line(sf.run.consumed, sf.run.seconds))
-        run.write_stage(sf)
-        statuses[stage] = sf.status
-    total = add_consumed(parts)
-    mins = max(eval_secs, 1e-9) / 60
-    close = CloseFile(version=VERSION, run=path.name, ended=now(), seconds=round(time.monotonic() - t_run, 3),
-                      evaluator_seconds=round(eval_secs, 3), consumed=total,
-                      per_minute={k: round(getattr(total, k) / mins, 1) if eval_secs > 0 else 0.0
-                                  for k in ("input", "output", "cache_read", "cache_write")},
-                      stages=statuses)
-    write_once(path / "close.json", dumps(close, indent=True) + b"\n")
-    if progress:
-        progress("run closed: the evaluator stages consumed " + consumed_line(total, eval_secs))
-    return RunResult(path, statuses, close)
-
-
-# --- reading a run ----------------------------------------------------------------------------
-
-def find_run(name: str | Path, home: Path | None = None) -> Path:
-    """A run directory by path, by run id, or by a unique prefix of a run id."""
-    p = Path(name)
-    if (p / "run.json").is_file():
-        return p
-    base = (home or asz_home()) / "runs"
-    hits = sorted(d for d in base.glob(f"*/{name}*") if (d / "run.json").is_file()) if base.is_dir() and "/" not in str(name) else []
-    if len(hits) == 1:
-        return hits[0]
-    if not hits:
-        raise AszError(f"no run {str(name)!r}: give a run directory or a run id (under {base})")
-    raise AszError(f"{str(name)!r} names {len(hits)} runs: " + ", ".join(h.name for h in hits[:5]))
-
-
-def read_run(path: Path) -> dict[str, Any]:
-    """A run as plain JSON: run.json, every stage file written, and close.json when it closed."""
-    def load(p: Path) -> Any:
-        return orjson.loads(p.read_bytes()) if p.is_file() else None
-
-    stages = {}
-    for s in configs.STAGES:
-        got = load(path / "stages" / f"{s}.json")
-        if got is not None:
-            stages[s] = got
-    return {"path": str(path), "run": load(path / "run.json"), "stages": stages, "close": load(path / "close.json")}
-
-
-__all__ = ["JudgeOptions", "RunResult", "judge", "find_run", "read_run", "plan_chunks", "Item", "Chunk", "write_once",
-           "parse_answer", "unstructure", "attrs"]

@@ -30,12 +30,13 @@ import attrs
 import orjson
 from attrs import define, field
 
-from ..assembly import PERSON_SOURCES, Step
+from ...assembly import PERSON_SOURCES, Step
 from ..judgment import (ACTIONS, END_STATES, RELATIONS, Action, Check, Criterion, Evolution, Goal, InputJudgment,
                         Relation, StageFile, Target, TargetsHeader)
-from ..navigation import _clip
-from ..runner import Chunk, EvaluatorSpec, Item, Meter, Run, StageCalls, now, plan_chunks
-from .kit import render
+from ...navigation import _clip
+from ..chunks import Chunk, Item, plan_chunks
+from ..context import EvaluatorSpec, Meter, Run, StageCalls, now
+from ..kit import render
 
 STAGE = "targets"
 TID = re.compile(r"t[1-9]\d*")
@@ -393,7 +394,7 @@ class Scan:
         return [t.freeze(self.pos) for t in self.targets.values()]
 
     def catalogue_json(self) -> list[dict[str, Any]]:
-        from ..convert import unstructure
+        from ...convert import unstructure
 
         return [unstructure(t) for t in self.target_records()]
 

@@ -1,0 +1,208 @@
+"""The stage runner: a judge run from its directory to its close (docs/judge.md).
+
+``judge(options)`` pins a run to one head and window, writes ``run.json``, runs the stages in
+order and writes each as one Session Judgment file, once, atomically; a stage that fails is
+written failed with the reason, and the run still closes. Stages not built yet are written
+skipped. Runs are never merged: judging the same head again makes a new run directory.
+
+What each evaluator call is sent and gives back is kept under
+``calls/<stage>/<call>/<attempt>/``: ``prompt.md``, ``requests.jsonl`` (one request a line),
+``answer.txt`` (the raw answer), ``stderr.txt`` and ``reads.jsonl`` (the navigation log). A call
+that gives nothing readable is tried once more in its own directory; what the failed attempt
+consumed still counts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import orjson
+from attrs import field, frozen
+
+from ..convert import dumps
+from ..errors import AszError, ConfigError
+from ..store import Store, asz_home
+from . import config as configs
+from .context import EvaluatorSpec, Progress, Run, add_consumed, consumed_line, evaluator_ref, now, parse_evaluator, write_once
+from .judgment import VERSION, CloseFile, Consumed, PriceRef, RunFile
+from .stages import STAGE_FUNCTIONS
+
+BUILT = tuple(STAGE_FUNCTIONS)
+"""Stages this asz can run (those :data:`~asz_core.judge.stages.STAGE_FUNCTIONS` holds); the
+others are written skipped, "not built yet"."""
+SOURCE_STAGES = ("reference", "divergence")
+
+
+@frozen
+class JudgeOptions:
+    """What ``asz judge`` was asked (flags); the configuration file fills the rest."""
+
+    conversation: str
+    head: str | None = None
+    window: str | None = None
+    evaluator: str | None = None
+    stage_evaluators: dict[str, str] = field(factory=dict)
+    config: Path | None = None
+    stages: tuple[str, ...] | None = None
+    prices: str | None = None
+    settings: dict[str, Any] = field(factory=dict)
+    """Flat overrides of the configuration (``judge.mode``: ``stream``)."""
+
+
+@frozen
+class RunResult:
+    path: Path
+    stages: dict[str, str]
+    close: CloseFile
+
+
+# --- judge ------------------------------------------------------------------------------------
+
+def _plugin_versions(registry: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in registry.plugins():
+        out.setdefault(p.distribution, p.version)
+    return out
+
+
+def run_dir_for(conversation: str, home: Path | None = None) -> Path:
+    base = (home or asz_home()) / "runs" / conversation
+    base.mkdir(parents=True, exist_ok=True)
+    while True:
+        rid = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
+        try:
+            (base / rid).mkdir()
+            return base / rid
+        except FileExistsError:
+            continue
+
+
+def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = None,
+          progress: Progress | None = None) -> RunResult:
+    """A judge run over one conversation at one head (see the module's docstring)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .. import ledger
+    from .. import window as windows
+    from ..registry import Registry
+    from .kit import Kit
+
+    t_run = time.monotonic()
+    started = now()
+    overrides = dict(options.settings)
+    cfg = configs.load(options.config, overrides=overrides)
+    asked = tuple(options.stages) if options.stages else configs.STAGES
+    for s in asked:
+        if s not in configs.STAGES:
+            raise ConfigError(f"no stage {s!r}; stages: {', '.join(configs.STAGES)}")
+    registry = registry or Registry()
+    specs: dict[str, EvaluatorSpec] = {}
+    for s in asked:
+        if s not in BUILT:
+            continue
+        given = options.stage_evaluators.get(s) or options.evaluator or cfg.evaluator_for(s)
+        if not given:
+            names = sorted(p.name for p in registry.plugins() if p.kind == "evaluator backend")
+            raise ConfigError(f"no evaluator for the {s} stage: give --evaluator NAME, --stage-evaluator {s}=NAME or "
+                              f"judge.evaluator in asz.yaml (installed: {', '.join(names) or 'none'})")
+        specs[s] = parse_evaluator(given, cfg)
+        # An unknown name, a missing SDK or CLI, a model not given: each fails before the run starts.
+        registry.evaluator(specs[s].name).check(specs[s].argument, specs[s].options)
+    for s in options.stage_evaluators:
+        if s not in configs.STAGES:
+            raise ConfigError(f"--stage-evaluator names {s!r}, which is no stage; stages: {', '.join(configs.STAGES)}")
+    kit = Kit.load()
+    store = store or Store.open()
+    w = windows.build(store, options.conversation, options.head, options.window)
+    window_text = options.window or "all"
+    prices = ledger.load_prices(options.prices)
+    try:
+        adapter = registry.runtime(w.conv.runtime)
+    except AszError:
+        adapter = None
+    path = run_dir_for(w.conv.id, Path(store.path).parent if getattr(store, "path", None) else None)
+    try:
+        asz_version = version("asz-core")
+    except PackageNotFoundError:
+        asz_version = ""
+    evals = {s: evaluator_ref(registry, sp) for s, sp in specs.items()}
+    rf = RunFile(version=VERSION, run=path.name, conversation=w.conv.id, runtime=w.conv.runtime, head=w.head,
+                 head_digest=w.round.head, window=window_text, window_detail=w.to_json(),
+                 prices=PriceRef(name=prices.file.name, path=prices.file.path, sha256=prices.file.sha256),
+                 kit=kit.digest, kit_path=str(kit.path), config=configs.to_json(cfg), stages=asked, evaluators=evals,
+                 plugins=_plugin_versions(registry), asz=asz_version, started=started)
+    write_once(path / "run.json", dumps(rf, indent=True) + b"\n")
+    run = Run(path, w, store, cfg, kit, prices, adapter, registry, window_text, progress)
+    statuses: dict[str, str] = {}
+    parts: list[Consumed] = []
+    eval_secs = 0.0
+    for stage in configs.STAGES:
+        if stage not in asked:
+            sf = run.stage_file(stage, "skipped", "not asked for (--stages)")
+        elif stage in SOURCE_STAGES:
+            sf = run.stage_file(stage, "skipped", "no sources were given")
+        elif stage not in BUILT:
+            sf = run.stage_file(stage, "skipped", "not built yet")
+        else:
+            sp = specs[stage]
+            backend = registry.evaluator(sp.name)()
+            try:
+                sf = STAGE_FUNCTIONS[stage](run, sp, backend)
+            except AszError as exc:
+                sf = run.stage_file(stage, "failed", str(exc))
+            except Exception as exc:  # a stage's own failure is written, and the run still closes
+                sf = run.stage_file(stage, "failed", f"{type(exc).__name__}: {exc}")
+                (path / "calls").mkdir(exist_ok=True)
+                (path / "calls" / f"{stage}.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
+            parts.append(sf.run.consumed)
+            eval_secs += sf.run.seconds
+            if progress:
+                progress(f"{stage}: {sf.status}" + (f" ({sf.reason})" if sf.reason else "")
+                         + f"; {sf.run.calls} calls, {sf.run.attempts} attempts; " + consumed_line(sf.run.consumed, sf.run.seconds))
+        run.write_stage(sf)
+        statuses[stage] = sf.status
+    total = add_consumed(parts)
+    mins = max(eval_secs, 1e-9) / 60
+    close = CloseFile(version=VERSION, run=path.name, ended=now(), seconds=round(time.monotonic() - t_run, 3),
+                      evaluator_seconds=round(eval_secs, 3), consumed=total,
+                      per_minute={k: round(getattr(total, k) / mins, 1) if eval_secs > 0 else 0.0
+                                  for k in ("input", "output", "cache_read", "cache_write")},
+                      stages=statuses)
+    write_once(path / "close.json", dumps(close, indent=True) + b"\n")
+    if progress:
+        progress("run closed: the evaluator stages consumed " + consumed_line(total, eval_secs))
+    return RunResult(path, statuses, close)
+
+
+# --- reading a run ----------------------------------------------------------------------------
+
+def find_run(name: str | Path, home: Path | None = None) -> Path:
+    """A run directory by path, by run id, or by a unique prefix of a run id."""
+    p = Path(name)
+    if (p / "run.json").is_file():
+        return p
+    base = (home or asz_home()) / "runs"
+    hits = sorted(d for d in base.glob(f"*/{name}*") if (d / "run.json").is_file()) if base.is_dir() and "/" not in str(name) else []
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise AszError(f"no run {str(name)!r}: give a run directory or a run id (under {base})")
+    raise AszError(f"{str(name)!r} names {len(hits)} runs: " + ", ".join(h.name for h in hits[:5]))
+
+
+def read_run(path: Path) -> dict[str, Any]:
+    """A run as plain JSON: run.json, every stage file written, and close.json when it closed."""
+    def load(p: Path) -> Any:
+        return orjson.loads(p.read_bytes()) if p.is_file() else None
+
+    stages = {}
+    for s in configs.STAGES:
+        got = load(path / "stages" / f"{s}.json")
+        if got is not None:
+            stages[s] = got
+    return {"path": str(path), "run": load(path / "run.json"), "stages": stages, "close": load(path / "close.json")}
