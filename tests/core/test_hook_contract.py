@@ -9,9 +9,10 @@ import types
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import asz_core
-from asz_core import hookspecs
+from asz_core import cli, hookspecs
 from asz_core.collect import collect
 from asz_core.plugins import make_plugin_manager
 from asz_core.registry import KINDS, Registry
@@ -45,8 +46,12 @@ def _code_blocks(section: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", section, flags=re.S)
 
 
-def test_there_are_the_three_hooks_one_per_plugin_kind() -> None:
-    assert HOOKS == sorted(KINDS.values()) == ["asz_evaluator_backends", "asz_runtime_adapters", "asz_source_fetchers"]
+COMMANDS = "asz_register_commands"
+
+
+def test_there_are_the_three_hooks_one_per_plugin_kind_and_the_commands_hook() -> None:
+    assert sorted(KINDS.values()) == ["asz_evaluator_backends", "asz_runtime_adapters", "asz_source_fetchers"]
+    assert HOOKS == sorted([*KINDS.values(), COMMANDS])
     # hookimpl is public, the spec marker private
     assert asz_core.hookimpl is hookspecs.hookimpl and not hasattr(hookspecs, "hookspec")
 
@@ -54,7 +59,7 @@ def test_there_are_the_three_hooks_one_per_plugin_kind() -> None:
 @pytest.mark.parametrize("hook", HOOKS)
 def test_hook_has_a_docstring(hook: str) -> None:
     doc = inspect.getdoc(getattr(hookspecs, hook)) or ""
-    assert doc.startswith("Return the "), doc
+    assert doc.startswith("Add " if hook == COMMANDS else "Return the "), doc
     assert "Called " in doc, "say when it is called"
     assert "unique" in doc, "say that names must be unique"
 
@@ -92,6 +97,12 @@ def test_hook_example_is_a_working_plugin(hook: str) -> None:
     pm = make_plugin_manager(autoload=False)
     pm.register(_example_plugin(hook))
     pm.check_pending()
+    if hook == COMMANDS:
+        (name, (cmd, plugin)), = Registry(pm).commands().items()
+        assert name == "hello" and plugin.startswith("example_")
+        r = CliRunner().invoke(cli.app, ["hello", "--name", "you"], obj=Registry(pm))
+        assert (r.exit_code, r.output) == (0, "hello you\n")
+        return
     kind = next(k for k, h in KINDS.items() if h == hook)
     rows = [p for p in Registry(pm).plugins() if p.kind == kind]
     assert len(rows) == 1 and rows[0].plugin.startswith("example_")

@@ -101,7 +101,7 @@ def test_builtins_are_registered_in_process_through_the_same_hooks() -> None:
     assert "asz_core.builtin" not in distributions_of(pm)  # not an entry point
     # the same hookspecs a third party implements
     assert {h for h in dir(pm.hook) if h.startswith("asz_")} == {
-        "asz_runtime_adapters", "asz_evaluator_backends", "asz_source_fetchers"}
+        "asz_runtime_adapters", "asz_evaluator_backends", "asz_source_fetchers", "asz_register_commands"}
 
 
 def test_a_builtin_can_be_blocked(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from asz_core.errors import EvaluatorError, MissingDependency
+from asz_core.interfaces import Availability
 from asz_core.judge.judgment import EvaluatorCall, Request
 from asz_core.mcp_server import TOOL_SPECS
 from asz_core.judge.kit import Kit
@@ -138,9 +139,10 @@ def test_registered_without_importing_an_sdk() -> None:
 
 def test_available(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    assert OpenAIEvaluator.available() is None
+    assert not OpenAIEvaluator.available({}).ok
     monkeypatch.setenv("OPENAI_API_KEY", "x")
-    assert OpenAIEvaluator.available() == "OPENAI_API_KEY is set"
+    assert OpenAIEvaluator.available({}) == Availability(True, "OPENAI_API_KEY is set; model gpt-5.5 (give --evaluator openai:MODEL for another)", "gpt-5.5")
+    assert OpenAIEvaluator.available({"model": "gpt-4o"}) == Availability(True, "OPENAI_API_KEY is set")
 
 
 class _Scripted(api_loop.ApiEvaluator):

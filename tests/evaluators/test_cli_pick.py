@@ -11,10 +11,16 @@ import pytest
 from typer.testing import CliRunner
 
 from asz_core.errors import ConfigError
-from asz_evaluators.pick import pick
+from asz_core.judge import pick as picking
+from asz_core.registry import Registry
 
 from .cli_fakes import FakeAnthropic
 from .cli_helpers import CLAUDE, _clean_env, answer_for, needs_claude, small_conv  # noqa: F401
+
+
+def pick(evaluators: dict[str, Any]) -> tuple[str, str]:
+    """The pick over the installed backends (asz-evaluators's): what `asz judge` with none given does."""
+    return picking.pick(Registry(), evaluators)
 
 
 def _fake_claude(tmp_path: Path, logged_in: bool) -> Path:

@@ -1,4 +1,5 @@
-"""Entry point module (group ``asz``): advertises the Claude Code adapter. Imports nothing heavy."""
+"""Entry point module (group ``asz``): advertises the Claude Code adapter and the recorder's
+commands (``asz recorder``). Imports nothing heavy."""
 
 from asz_core import hookimpl
 
@@ -8,3 +9,10 @@ def asz_runtime_adapters():
     from .adapter import ClaudeCodeAdapter
 
     return [ClaudeCodeAdapter]
+
+
+@hookimpl
+def asz_register_commands(app):
+    from .commands import recorder_app
+
+    app.add_typer(recorder_app, name="recorder")

@@ -1,8 +1,8 @@
 """asz: judge recorded coding-agent conversations."""
 
 from .hookspecs import hookimpl
-from .interfaces import EvaluatorBackend, RuntimeAdapter, SourceFetcher
+from .interfaces import Availability, EvaluatorBackend, RuntimeAdapter, SourceFetcher
 from .records import Cursor, Entry, Problem, Usage
 
-__all__ = ["hookimpl", "RuntimeAdapter", "EvaluatorBackend", "SourceFetcher", "Cursor", "Entry", "Problem", "Usage"]
+__all__ = ["hookimpl", "RuntimeAdapter", "EvaluatorBackend", "Availability", "SourceFetcher", "Cursor", "Entry", "Problem", "Usage"]
 __version__ = "0.1.0"

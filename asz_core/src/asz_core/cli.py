@@ -15,9 +15,13 @@ from rich.console import Console
 from . import api, ledger_report, report
 from . import ledger as ledgers
 from . import pricing
+from .commands import AszGroup
 from .errors import AszError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Judge recorded coding-agent conversations.")
+# Commands plugins add (asz_register_commands: `asz recorder` comes from asz-adapters-claudecode)
+# join core's through AszGroup, loaded only when asked for.
+app = typer.Typer(cls=AszGroup, no_args_is_help=True, add_completion=False,
+                  help="Judge recorded coding-agent conversations.")
 out = Console()
 err = Console(stderr=True)
 
@@ -141,51 +145,6 @@ def judge_mcp(
     from . import mcp_server
 
     raise typer.Exit(mcp_server.serve(conversation, head=head, window=window, budget=budget, log=log, run=run, call=call))
-
-
-recorder_app = typer.Typer(no_args_is_help=True, add_completion=False,
-                           help="The Claude Code recorder plugin: change and execution records per tool call.")
-app.add_typer(recorder_app, name="recorder")
-ProjectDir = Annotated[Optional[Path], typer.Option("--project", help="Project folder whose .claude/settings.json declares it (default: the current folder).")]
-UserScope = Annotated[bool, typer.Option("--user", help="Install for every project of this user (~/.claude/settings.json).")]
-ClaudeExe = Annotated[Optional[str], typer.Option("--claude", help="The claude command to install through (default: ASZ_CLAUDE, else claude on the PATH).")]
-
-
-def _recorder():
-    try:
-        from asz_adapters_claudecode import recorder
-    except ImportError as exc:
-        raise AszError("the recorder needs the asz-adapters-claudecode distribution installed") from exc
-    return recorder
-
-
-@recorder_app.command("install")
-def recorder_install(project: ProjectDir = None, user: UserScope = False, claude: ClaudeExe = None, json: Json = False) -> None:
-    """Install the recorder plugin into Claude Code (project scope by default, or --user)."""
-    r = _recorder().install("user" if user else "project", project, claude) if not (user and project) else _both()
-    _emit(_install_out(r, json), json)
-
-
-@recorder_app.command("uninstall")
-def recorder_uninstall(project: ProjectDir = None, user: UserScope = False, claude: ClaudeExe = None, json: Json = False) -> None:
-    """Remove the recorder plugin from Claude Code (records already spooled or collected are kept)."""
-    r = _recorder().uninstall("user" if user else "project", project, claude) if not (user and project) else _both()
-    _emit(_install_out(r, json), json)
-
-
-def _both() -> None:
-    raise typer.BadParameter("--project and --user exclude each other", param_hint="--user")
-
-
-def _install_out(r: object, json: bool) -> object:
-    from .convert import unstructure
-
-    d = unstructure(r)
-    if json:
-        return d
-    lines = [f"recorder {d['action']} ({d['scope']} scope, via {d['via']}): {d['settings']}",
-             f"plugin: {d['plugin_dir']}", f"hook command: {d['hook_command']}"]
-    return "\n".join(lines + [f"note: {n}" for n in d["notes"]])
 
 
 def _emit(thing: object, json: bool) -> None:

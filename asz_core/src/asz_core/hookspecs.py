@@ -7,10 +7,11 @@ whose names are the hooks below; a distribution makes it known through the entry
     [project.entry-points.asz]
     myruntime = "asz_myruntime.plugin"
 
-Each hook returns *classes*, never instances. The classes implement the interfaces in
-:mod:`asz_core.interfaces` and carry a unique ``name``. Every hook is called with no arguments
-and all results are collected (no first-result-wins); the registry rejects two classes of one
-kind that claim one name, naming both distributions.
+The three plugin-kind hooks return *classes*, never instances. The classes implement the
+interfaces in :mod:`asz_core.interfaces` and carry a unique ``name``. They are called with no
+arguments and all results are collected (no first-result-wins); the registry rejects two classes
+of one kind that claim one name, naming both distributions. ``asz_register_commands`` is the
+fourth hook: it adds a plugin's own commands to the ``asz`` command line.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    import typer
+
     from .interfaces import EvaluatorBackend, RuntimeAdapter, SourceFetcher
 
 PROJECT = "asz"
@@ -61,4 +64,18 @@ def asz_source_fetchers() -> Sequence[type[SourceFetcher]]:
     Called when a run is given a source (a file, a URL, a ticket) to judge against. Each class
     says which sources it can fetch and fetches one into bytes plus a manifest; it is never
     given the conversation. ``name`` is unique across all installed plugins.
+    """
+
+
+@_spec
+def asz_register_commands(app: typer.Typer) -> None:
+    """Add this plugin's commands to the ``asz`` command line (as simonw/llm's ``register_commands``).
+
+    Called when ``asz`` is asked for a command it does not hold itself, or lists its commands
+    (``asz --help``); never to run one of core's own commands. ``app`` is a fresh ``typer.Typer``
+    given to this plugin alone: add commands to it (``@app.command()``) or groups
+    (``app.add_typer(sub, name="recorder")``); each becomes ``asz NAME``. A command's name must be
+    unique across installed plugins and cannot be one of core's; a clash is an error naming both.
+    Import what a command needs inside the command, so listing the commands stays cheap. A command
+    that fails for bad input raises an :class:`~asz_core.errors.AszError`: ``asz`` prints its message.
     """

@@ -25,6 +25,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from attrs import frozen
+
 from .records import Cursor, Entry, Problem
 
 if TYPE_CHECKING:
@@ -86,6 +88,19 @@ class RuntimeAdapter(ABC):
         return []
 
 
+@frozen
+class Availability:
+    """What an evaluator backend says of this machine, asked when ``asz judge`` is given no
+    evaluator (docs/evaluators.md: how the default is picked)."""
+
+    ok: bool
+    """Whether it can run here as things are (a CLI installed and logged in, a key set, an SDK installed)."""
+    why: str
+    """Why it can (said when it is picked), or what to set up so that it could (said when none can)."""
+    argument: str | None = None
+    """What it runs with when picked, the ``ARGUMENT`` of ``NAME:ARGUMENT`` (an API backend's default model)."""
+
+
 class EvaluatorBackend(ABC):
     """Runs one evaluator call: a prompt, an answer schema, the navigation and a reading budget.
 
@@ -100,6 +115,19 @@ class EvaluatorBackend(ABC):
     notes: ClassVar[tuple[str, ...]] = ()
     """What every stage this backend judged must say of it (written with the evaluator in the
     stage file and run.json): e.g. a session the backend cannot help leaving behind."""
+
+    default_order: ClassVar[int | None] = None
+    """Where this backend stands when asz picks the evaluator nobody named: the installed backends
+    that set it are asked in this order (lower first, ties by name) and the first available runs.
+    None (the default): never picked unasked (e.g. one that needs a script)."""
+
+    @classmethod
+    def available(cls, options: dict[str, Any]) -> Availability:
+        """Whether this backend can run on this machine now, and why (or what to set up), asked
+        only when no evaluator was named and only of backends with a :attr:`default_order`.
+        ``options`` is the backend's section of asz.yaml. Cheap and local: it may look for a CLI
+        or ask it whether it is logged in, never send a model request. The default: cannot."""
+        return Availability(False, f"the {cls.name} backend does not say whether it can run here")
 
     @classmethod
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:

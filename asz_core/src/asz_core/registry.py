@@ -55,6 +55,10 @@ class Registry:
     def evaluator(self, name: str) -> type[EvaluatorBackend]:
         return self._get("evaluator backend", name)
 
+    def evaluators(self) -> list[type[EvaluatorBackend]]:
+        """Every installed evaluator backend class, by name."""
+        return [cls for _, (cls, _) in sorted(self._map("evaluator backend").items())]
+
     def fetcher(self, name: str) -> type[SourceFetcher]:
         return self._get("source fetcher", name)
 
@@ -65,6 +69,31 @@ class Registry:
             if adapter.detect(path):
                 return adapter
         return None
+
+    def commands(self) -> dict[str, tuple[Any, str]]:
+        """The commands plugins add to ``asz`` (hook ``asz_register_commands``): name -> (click
+        command, plugin name). A plugin whose hook fails is a warning, as a broken import is."""
+        import typer
+        import typer.main
+
+        found: dict[str, tuple[Any, str]] = {}
+        for impl in self.pm.hook.asz_register_commands.get_hookimpls():
+            app = typer.Typer(add_completion=False)
+            try:
+                impl.function(**({"app": app} if "app" in impl.argnames else {}))
+                added = typer.main.get_group(app).commands
+            except Exception as exc:
+                message = f"{type(exc).__name__}: {exc}"
+                failures_of(self.pm)[impl.plugin_name] = message
+                warnings.warn(f"asz plugin {impl.plugin_name!r}: asz_register_commands() failed: {message}", stacklevel=3)
+                continue
+            for name, cmd in added.items():
+                if name in found:
+                    raise DuplicatePlugin(f"two plugins add the command asz {name}: {found[name][1]!r} (distribution "
+                                          f"{self._dist_of(found[name][1])[0]}) and {self._where(impl.plugin_name)()}; "
+                                          "uninstall one, or block one with ASZ_DISABLE_PLUGINS=<plugin>")
+                found[name] = (cmd, impl.plugin_name)
+        return found
 
     def plugins(self) -> list[PluginInfo]:
         out = []

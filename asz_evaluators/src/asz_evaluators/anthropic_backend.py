@@ -26,6 +26,8 @@ class AnthropicEvaluator(ApiEvaluator):
     name: ClassVar[str] = "anthropic"
     extra: ClassVar[str] = "anthropic"
     key_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
+    default_order: ClassVar[int | None] = 20
+    default_model: ClassVar[str | None] = "claude-sonnet-4-5"
 
     @classmethod
     def modules(cls) -> tuple[str, ...]:

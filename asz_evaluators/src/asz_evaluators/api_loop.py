@@ -37,7 +37,7 @@ import orjson
 from attrs import define, field
 
 from asz_core.errors import EvaluatorError, MissingDependency
-from asz_core.interfaces import EvaluatorBackend
+from asz_core.interfaces import Availability, EvaluatorBackend
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 KEEP_BYTES = 262144
@@ -222,18 +222,28 @@ class ApiEvaluator(EvaluatorBackend):
 
     # -- options --
 
+    default_model: ClassVar[str | None] = None
+    """The model it runs when asz picks it unasked and asz.yaml names none (None: it needs one named)."""
+
     @classmethod
-    def available(cls) -> str | None:
-        """Why this backend could run here (an SDK and a key), or None."""
+    def available(cls, options: dict[str, Any]) -> Availability:
+        """It can run here when a key is set, its SDK installed, and a model named (or a default one)."""
         import importlib.util
         import os
 
+        key = next((k for k in cls.key_env if os.environ.get(k)), None)
+        pip = f"pip install 'asz-evaluators[{cls.extra}]'"
+        if key is None:
+            return Availability(False, f"set {' or '.join(cls.key_env)} ({pip})")
         if not all(importlib.util.find_spec(m) for m in cls.modules()):
-            return None
-        for k in cls.key_env:
-            if os.environ.get(k):
-                return f"{k} is set"
-        return None
+            return Availability(False, f"{key} is set, but the {cls.name} SDK is not installed ({pip})")
+        if isinstance(options.get("model"), str) and options["model"]:
+            return Availability(True, f"{key} is set")
+        if cls.default_model:
+            return Availability(True, f"{key} is set; model {cls.default_model} (give --evaluator {cls.name}:MODEL for "
+                                      "another)", cls.default_model)
+        return Availability(False, f"{key} is set, but the {cls.name} evaluator needs a model: set evaluators: "
+                                   f"{{{cls.name}: {{model: MODEL}}}} in asz.yaml or give --evaluator {cls.name}:MODEL")
 
     @classmethod
     def modules(cls) -> tuple[str, ...]:

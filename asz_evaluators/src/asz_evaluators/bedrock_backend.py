@@ -44,6 +44,7 @@ class BedrockEvaluator(ApiEvaluator):
     name: ClassVar[str] = "bedrock"
     extra: ClassVar[str] = "bedrock"
     key_env: ClassVar[tuple[str, ...]] = ("AWS_BEARER_TOKEN_BEDROCK",)
+    default_order: ClassVar[int | None] = 40
 
     @classmethod
     def modules(cls) -> tuple[str, ...]:

@@ -18,14 +18,17 @@ other than asz's (and the StructuredOutput tool that ``--json-schema`` adds) fai
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
 
-from asz_core.interfaces import EvaluatorBackend
+from asz_core.interfaces import Availability, EvaluatorBackend
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 from . import cli_common as cc
@@ -260,10 +263,39 @@ def command(call: EvaluatorCall, exe: str, mcp_config: Path) -> list[str]:
     return cmd
 
 
+def claude_status(exe: str, timeout: float = 30.0) -> dict[str, Any] | None:
+    """What ``claude auth status`` says (a JSON object), or None when it says nothing readable."""
+    try:
+        r = subprocess.run([exe, "auth", "status"], capture_output=True, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    try:
+        v = json.loads(r.stdout)
+    except ValueError:
+        return None
+    return v if isinstance(v, dict) else None
+
+
 class ClaudeEvaluator(EvaluatorBackend):
     """Claude Code, headless, reading through ``asz judge mcp`` only."""
 
     name: ClassVar[str] = "claude"
+    default_order: ClassVar[int | None] = 10
+
+    @classmethod
+    def available(cls, options: dict[str, Any]) -> Availability:
+        """It can run here when the claude CLI is found and ``claude auth status`` says it is logged in."""
+        exe = options.get("command") or os.environ.get("ASZ_CLAUDE") or shutil.which("claude")
+        if not exe:
+            return Availability(False, "install the claude CLI (Claude Code), run `claude auth login` (or set "
+                                       "ANTHROPIC_API_KEY), and put `claude` on the PATH (or set ASZ_CLAUDE to it)")
+        st = claude_status(str(exe))
+        if not st or st.get("loggedIn") is not True:
+            return Availability(False, f"the claude CLI ({exe}) is not logged in: run `claude auth login` "
+                                       "(or set ANTHROPIC_API_KEY)")
+        how = st.get("apiKeySource") or st.get("authMethod") or "logged in"
+        return Availability(True, f"the claude CLI is on the PATH ({exe}) and logged in ({how})")
 
     @classmethod
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:

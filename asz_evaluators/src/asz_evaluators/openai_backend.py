@@ -57,6 +57,8 @@ class OpenAIEvaluator(ApiEvaluator):
     name: ClassVar[str] = "openai"
     extra: ClassVar[str] = "openai"
     key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
+    default_order: ClassVar[int | None] = 30
+    default_model: ClassVar[str | None] = "gpt-5.5"
 
     @classmethod
     def modules(cls) -> tuple[str, ...]:

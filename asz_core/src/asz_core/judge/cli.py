@@ -24,6 +24,7 @@ class JudgeGroup(TyperGroup):
 def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
     @judge_app.command("run", hidden=True)
     def judge_run(
+        ctx: typer.Context,
         conversation: Annotated[Optional[str], typer.Argument(help="Conversation id, unique prefix or session id.")] = None,
         head: Annotated[Optional[str], typer.Option("--head", help="Round to judge: r3, 3 or a head digest prefix (default: newest).")] = None,
         window: Annotated[Optional[str], typer.Option("--window", help="all (default), a talk range k3..k7, or a time range FROM..TO.")] = None,
@@ -37,7 +38,9 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
     ) -> None:
         """Judge a conversation at one head: a new run directory, its stages, its close."""
-        from . import report as judge_report, runner
+        from ..commands import registry_of
+        from . import pick, runner
+        from . import report as judge_report
 
         if show:
             d = runner.read_run(runner.find_run(show))
@@ -51,20 +54,16 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
             if not eq or not name or not spec:
                 raise typer.BadParameter(f"{s!r}: give STAGE=NAME", param_hint="--stage-evaluator")
             per_stage[name.strip()] = spec.strip()
-        if not evaluator and not per_stage:  # none given: the first available, said (asz_evaluators.pick)
-            try:
-                from asz_evaluators.pick import choose
-            except ImportError:
-                choose = None
-            if choose is not None:
-                evaluator = choose(config, lambda line: err.print(line, highlight=False, soft_wrap=True),
-                                   tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None)
+        registry = registry_of(ctx)
+        if not evaluator and not per_stage:  # none given: the first available the backends say, said
+            evaluator = pick.choose(registry, config, lambda line: err.print(line, highlight=False, soft_wrap=True),
+                                    tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None)
         opts = runner.JudgeOptions(
             conversation, head=head, window=window, evaluator=evaluator, stage_evaluators=per_stage, config=config,
             stages=tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None,
             prices=str(prices) if prices else None, settings={"judge.mode": mode} if mode else {})
         say = None if json else (lambda line: err.print(line, highlight=False, soft_wrap=True))
-        result = runner.judge(opts, progress=say)
+        result = runner.judge(opts, registry=registry, progress=say)
         d = runner.read_run(result.path)
         if json:
             emit(d, True)

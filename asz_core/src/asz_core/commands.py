@@ -1,0 +1,41 @@
+"""The ``asz`` command group: core's own commands, then the ones plugins add through the hook
+``asz_register_commands``, loaded only when a command core does not hold is asked for (or all are
+listed), so ``asz collect`` never builds a plugin's commands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typer.core import TyperGroup
+
+from .errors import PluginError
+from .registry import Registry
+
+
+def registry_of(ctx: Any) -> Registry:
+    """The registry a command line runs with: the one its context was given (``obj``, as a test
+    gives its own plugin manager's), else the installed plugins'."""
+    given = ctx.find_object(Registry) if ctx is not None else None
+    return given if given is not None else Registry()
+
+
+class AszGroup(TyperGroup):
+    """A typer group whose commands beyond its own come from plugins."""
+
+    def _from_plugins(self, ctx: Any) -> dict[str, Any]:
+        cached = getattr(self, "_plugin_commands", None)
+        if cached is None:
+            cached = {}
+            for name, (cmd, plugin) in registry_of(ctx).commands().items():
+                if name in self.commands:
+                    raise PluginError(f"plugin {plugin!r} adds the command asz {name}, which is asz's own; upgrade the "
+                                      f"plugin, or block it with ASZ_DISABLE_PLUGINS={plugin}")
+                cached[name] = cmd
+            self._plugin_commands = cached
+        return cached
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return super().get_command(ctx, cmd_name) or self._from_plugins(ctx).get(cmd_name)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *sorted(self._from_plugins(ctx))]
