@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from asz_core import ledger, runner, window
+from asz_core import ledger, window
+from asz_core.judge import runner
 from asz_core.records import USAGE_TYPES
 from asz_core.target_cost import BEFORE, SEVERAL, Portion, for_run, priced_work
 

@@ -31,7 +31,7 @@ from typing import Any
 from attrs import frozen
 
 from .assembly import LOOSE, UNATTRIBUTED, Conversation, stream_anchors
-from .judgment import InputJudgment, Target
+from .judge.judgment import InputJudgment, Target
 from .ledger import TOKEN_KEYS, CallCost, Ledger, Tally
 from .records import USAGE_TYPES
 
@@ -316,7 +316,7 @@ def for_run(path: Any, store: Any = None) -> Costing:
 
     from . import ledger, window as windows
     from .convert import structure
-    from .judgment import StageFile
+    from .judge.judgment import StageFile
     from .store import Store
 
     p = Path(path)

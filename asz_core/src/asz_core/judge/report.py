@@ -19,7 +19,7 @@ def _tok(c: dict[str, Any]) -> str:
 
 
 def run_text(d: dict[str, Any]) -> Group:
-    """A run read with :func:`asz_core.runner.read_run`, for the terminal."""
+    """A run read with :func:`asz_core.judge.runner.read_run`, for the terminal."""
     run, stages, close = d["run"] or {}, d["stages"], d["close"]
     parts: list[Any] = []
     parts.append(Text.assemble((f"run {run.get('run')}", "bold"), f"  conversation {str(run.get('conversation'))[:8]} ",
