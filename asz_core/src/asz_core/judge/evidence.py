@@ -1,0 +1,395 @@
+"""The rules of admissible evidence: what a step an answer cites shows, and what it never shows
+(spec: "Achievement", "Reasons, observations and accounts", "Sub-tasks", "Findings";
+docs/evidence.md). One module, used by every stage that keeps an evaluator's judgment only as
+far as the record shows what it cites: achievement, sub-tasks, efficiency and divergence.
+
+Runtime-agnostic: it reads the assembled conversation of a run's window (:mod:`asz_core.window`)
+and, for what depends on targets, the targets stage's records. Nothing here reads meaning: a
+rule says which *kind* of step can show a thing, never whether its text does.
+
+The API, in one place::
+
+    ev = Evidence(window, targets=stage.targets, inputs=stage.inputs, raw=reader)
+    c = ev.cite("s40")          # Cite: what the id is in this window (``shows``) and asz's words for it (``fact``)
+    ev.observed(c)              # a tool step that returned (failed included), an API error or an interrupt
+    ev.tool_result(c)           # a tool step that returned or failed (not a sub-agent's report back)
+    ev.person(c)                # an input of the person on the main stream (never an agent's task to a
+                                #   sub-agent, never one the targets stage found came from no person)
+    ev.person_later(c, "t1")    # ... after the input that created t1, and not one that set t1
+    ev.person_after_setting(c, "t1")   # ... after every input that set t1
+    ev.admissible(c, "t1")      # shows a criterion's state or checks a claim: observed, or person_later
+    ev.beyond_words(c, "t1")    # evidence beyond the agent's words: observed, or person_after_setting
+    ev.agent_words(c)           # the agent's replies, model calls, summaries, a sub-agent's messages or report
+    ev.main_reply(c)            # a reply of the agent on the main stream: what reached the person
+    ev.sets(c, "t1")            # an input that set t1 (its create, refine or steer)
+    ev.returned(c)              # a tool step that returned (a failed or unanswered request is not the thing done)
+    ev.is_work(c)               # a step of an agent's work: a model call, a tool or agent call, a reply, a summary
+    ev.why_not(cites)           # asz's reason when none of them shows a thing
+    ev.work("t1")               # step ids of t1's talks and of every sub-task they started
+    ev.before                   # step ids of the talks before the window (and their sub-tasks)
+    ev.excerpt("s40", text)     # Excerpt: is ``text`` in the step word for word (its record read whole)?
+    ev.order(c)                 # its place in landing order (``seq``); None for what is no step
+
+What a cited id shows (``Cite.shows``):
+
+=================  ==========================================================================
+``result``         a tool step whose result came back (status ``returned``)
+``failure``        a tool step (or an agent call) whose result came back as an error (``failed``)
+``api_error``      a runtime notice of an error of the model API
+``interrupt``      a runtime notice that the person interrupted the agent
+``person``         an input of the person (``person``, ``queued``, ``command``) on the main stream
+``reply``          a reply of the agent on the main stream
+``subagent_reply`` a reply in a sub-agent's (or helper's) stream: its own messages, its report
+``report``         an agent call that returned: the sub-agent's report back, a claim
+``model_call``     a model call (with its reasoning): what was said, never what was done
+``summary``        a compaction summary
+``no_result``      a tool step whose result never came: it shows nothing
+``agent_input``    a task an agent gave a sub-agent (an input of source ``agent``)
+``not_person``     an input the targets stage found came from no person
+``notice``         any other runtime notice (a hook, a task notification, a command's output)
+``talk``           a talk id: it cites nothing in particular
+``stream``         a stream id: it cites nothing in particular
+``unknown``        an id this window does not hold
+=================  ==========================================================================
+
+An input id (``i4``) is read as its input step. The input that set a target (its ``create``,
+``refine`` or ``steer``) shows what was asked, never that it was done.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import orjson
+from attrs import frozen
+
+from ..assembly import PERSON_SOURCES, Conversation, Step
+from ..window import Window
+
+SETTING = frozenset({"create", "refine", "steer"})
+"""Actions by which an input sets a target: say what is asked."""
+
+OBSERVED = frozenset({"result", "failure", "api_error", "interrupt"})
+TOOL_RESULTS = frozenset({"result", "failure"})
+AGENT_WORDS = frozenset({"reply", "subagent_reply", "report", "model_call", "summary"})
+NOTHING = frozenset({"no_result", "agent_input", "not_person", "notice", "talk", "stream", "unknown"})
+WORK_KINDS = frozenset({"model_call", "tool", "agent_call", "reply", "summary"})
+"""Step kinds that are an agent's work (an input or a runtime notice is not)."""
+
+EXCERPT_BYTES = 300
+"""An observation's excerpt is cut to its first 300 bytes."""
+
+_ID = re.compile(r"([skia])([1-9]\d*)")
+_ESCAPES = re.compile(r"\\[nrt]")
+_SPACE = re.compile(r"\s+")
+
+
+@frozen
+class Cite:
+    """One id an answer cited, as the window holds it."""
+
+    id: str
+    """As the answer gave it."""
+    shows: str
+    """What it is (the table in the module's docstring)."""
+    step: str | None = None
+    """The step it names (an input id is read as its step); None for a talk, a stream, an unknown id."""
+    seq: int | None = None
+    """The step's place in landing order."""
+    stream: str | None = None
+    talk: str | None = None
+    input: str | None = None
+    fact: str = ""
+    """What the record says of it, in asz's words: a fact, apart from any reading of its text."""
+
+
+@frozen
+class Excerpt:
+    """An excerpt checked against its step."""
+
+    text: str
+    """As kept: the evaluator's excerpt, cut to its first 300 bytes."""
+    found: bool
+    """It stands in the step word for word (whitespace folded, a JSON escape of a line break read as one)."""
+    cut: bool
+    """It was longer than 300 bytes."""
+    given_bytes: int
+
+
+def fold(text: str) -> str:
+    """Text as excerpts are compared: a JSON escape of a line break (or tab) read as one, every
+    run of whitespace one space."""
+    return _SPACE.sub(" ", _ESCAPES.sub(" ", text)).strip()
+
+
+def cut_bytes(text: str, limit: int = EXCERPT_BYTES) -> str:
+    b = text.encode("utf-8", "surrogatepass")
+    return text if len(b) <= limit else b[:limit].decode("utf-8", "ignore")
+
+
+def _strings(v: Any, out: list[str]) -> None:
+    if isinstance(v, str):
+        out.append(v)
+    elif isinstance(v, dict):
+        for x in v.values():
+            _strings(x, out)
+    elif isinstance(v, list):
+        for x in v:
+            _strings(x, out)
+
+
+class Evidence:
+    """The rules over one window. ``targets`` and ``inputs`` are the targets stage's records
+    (``Target``, ``InputJudgment``); ``raw(seq)`` reads a record's bytes as the window sees them
+    (for excerpts; without it only the step's kept text is searched)."""
+
+    def __init__(self, window: Window, targets: Sequence[Any] = (), inputs: Sequence[Any] = (),
+                 raw: Callable[[int], bytes] | None = None) -> None:
+        self.w: Window = window
+        self.conv: Conversation = window.conv
+        self.raw = raw
+        self.targets = {t.id: t for t in targets}
+        self._input_step: dict[str, Step] = {s.input: s for s in self.conv.steps if s.kind == "input" and s.input}
+        self.not_person: frozenset[str] = frozenset(
+            j.input for j in inputs if any(a.action == "not_from_person" for a in j.actions))
+        self._acts: dict[str, tuple[Any, ...]] = {j.input: tuple(j.actions) for j in inputs}
+        self._setting: dict[str, list[int]] = {}
+        self._created: dict[str, int] = {}
+        for tid, t in self.targets.items():
+            created = self._input_step.get(t.created_by)
+            if created is not None:
+                self._created[tid] = created.seq
+            seqs = [self._input_step[i].seq for i in t.inputs if i in self._input_step
+                    and any(a.target == tid and a.action in SETTING for a in self._acts.get(i, ()))]
+            if created is not None and created.seq not in seqs:
+                seqs.append(created.seq)
+            self._setting[tid] = sorted(seqs)
+        self._work: dict[str, frozenset[str]] = {}
+        self._before: frozenset[str] | None = None
+
+    # --- what an id is -------------------------------------------------------------------------
+
+    def cite(self, cid: Any) -> Cite:
+        """What ``cid`` is in this window, and what the record says of it."""
+        if not isinstance(cid, str):
+            return Cite(repr(cid), "unknown", fact=f"{cid!r} is no id")
+        m = _ID.fullmatch(cid.strip())
+        if m is None:
+            return Cite(cid, "unknown", fact=f"{cid!r} is no id of a step this window holds")
+        kind, n = m.group(1), int(m.group(2))
+        if kind == "k":
+            if cid in self.w.talks:
+                return Cite(cid, "talk", talk=cid, fact=f"{cid} is a talk id, which cites nothing in particular")
+            return Cite(cid, "unknown", fact=f"{cid}: no such talk in this window")
+        if kind == "a":
+            if cid in self.w.streams:
+                return Cite(cid, "stream", stream=cid, fact=f"{cid} is a stream id, which cites nothing in particular")
+            return Cite(cid, "unknown", fact=f"{cid}: no such stream in this window")
+        if kind == "i":
+            s = self._input_step.get(cid)
+        else:
+            s = self.conv.steps[n - 1] if n <= len(self.conv.steps) else None
+        if s is None or s.id not in self.w.steps:
+            return Cite(cid, "unknown", fact=f"{cid}: no such step in this window")
+        shows, fact = self._what(s)
+        return Cite(cid, shows, s.id, s.seq, s.stream, s.talk, s.input, fact)
+
+    def cites(self, ids: Iterable[Any]) -> list[Cite]:
+        """Each id of ``ids`` once, in the order given (a list that is not one reads as empty)."""
+        out: list[Cite] = []
+        seen: set[str] = set()
+        for x in ids if isinstance(ids, (list, tuple)) else ():
+            c = self.cite(x)
+            key = c.step or c.id
+            if key not in seen:
+                seen.add(key)
+                out.append(c)
+        return out
+
+    def _what(self, s: Step) -> tuple[str, str]:
+        name = s.name or "?"
+        if s.kind in ("tool", "agent_call"):
+            if s.status == "no_result":
+                return "no_result", f"{s.id}: the {name} call's result never came (no_result)"
+            if s.status == "failed":
+                return "failure", f"{s.id}: the {name} call failed"
+            if s.kind == "agent_call":
+                return "report", f"{s.id}: the {name} call returned a sub-agent's report back"
+            return "result", f"{s.id}: the {name} call returned"
+        if s.kind == "notice":
+            if s.notice == "api_error":
+                return "api_error", f"{s.id}: an error of the model API"
+            if s.notice == "interrupt":
+                return "interrupt", f"{s.id}: an interrupt"
+            return "notice", f"{s.id}: a runtime notice ({s.notice})"
+        if s.kind == "input":
+            if s.stream != "m" or s.source == "agent" or s.source not in PERSON_SOURCES:
+                return "agent_input", f"{s.id}: a task an agent gave a sub-agent ({s.input})"
+            if s.input in self.not_person:
+                return "not_person", f"{s.id}: input {s.input}, which the targets stage found came from no person"
+            return "person", f"{s.id}: the person's input {s.input}"
+        if s.kind == "reply":
+            if s.stream == "m":
+                return "reply", f"{s.id}: a reply of the agent"
+            return "subagent_reply", f"{s.id}: a reply of the sub-agent {s.stream}"
+        if s.kind == "model_call":
+            return "model_call", f"{s.id}: a model call"
+        if s.kind == "summary":
+            return "summary", f"{s.id}: a compaction summary"
+        return "notice", f"{s.id}: a {s.kind} step"
+
+    # --- what it shows ----------------------------------------------------------------------------
+
+    @staticmethod
+    def observed(c: Cite) -> bool:
+        """A tool step that returned a result, a failed one included, an API error or an interrupt."""
+        return c.shows in OBSERVED
+
+    @staticmethod
+    def tool_result(c: Cite) -> bool:
+        """A tool step whose result came back (returned or failed), not a sub-agent's report back."""
+        return c.shows in TOOL_RESULTS
+
+    @staticmethod
+    def returned(c: Cite) -> bool:
+        """A tool step that returned (not failed, not a request whose result never came)."""
+        return c.shows == "result"
+
+    @staticmethod
+    def person(c: Cite) -> bool:
+        return c.shows == "person"
+
+    @staticmethod
+    def agent_words(c: Cite) -> bool:
+        """What shows only what was said: replies, model calls, summaries, a sub-agent's messages and report."""
+        return c.shows in AGENT_WORDS
+
+    @staticmethod
+    def main_reply(c: Cite) -> bool:
+        """A reply of the agent on the main stream: what reached the person."""
+        return c.shows == "reply"
+
+    def sets(self, c: Cite, target: str) -> bool:
+        """An input that set ``target`` (created, refined or steered it)."""
+        return c.shows == "person" and c.seq in self._setting.get(target, ())
+
+    def person_later(self, c: Cite, target: str) -> bool:
+        """The person's own later input: after the input that created ``target``, and not one
+        that set it (which shows what was asked, never that it was done)."""
+        created = self._created.get(target)
+        return (c.shows == "person" and created is not None and c.seq is not None and c.seq > created
+                and not self.sets(c, target))
+
+    def person_after_setting(self, c: Cite, target: str) -> bool:
+        """The person's input after every input that set ``target``."""
+        setting = self._setting.get(target)
+        return c.shows == "person" and bool(setting) and c.seq is not None and c.seq > max(setting)  # type: ignore[arg-type]
+
+    def admissible(self, c: Cite, target: str) -> bool:
+        """What shows a criterion's state (met or not_met) or checks a claim: a tool step that
+        returned (failed included), an API error, an interrupt, or the person's later input."""
+        return self.observed(c) or self.person_later(c, target)
+
+    def beyond_words(self, c: Cite, target: str) -> bool:
+        """Evidence beyond the agent's words (a contradiction's): a tool result, an error, an
+        interrupt, or the person's input after the inputs that set ``target``."""
+        return self.observed(c) or self.person_after_setting(c, target)
+
+    def why_not(self, cs: Sequence[Cite]) -> str:
+        """asz's words for why none of ``cs`` shows a thing."""
+        if not cs:
+            return "it cites nothing"
+        return "nothing it cites shows it: " + "; ".join(c.fact for c in cs)
+
+    @staticmethod
+    def order(c: Cite) -> int | None:
+        return c.seq
+
+    def created_at(self, target: str) -> int | None:
+        """The place of the input that created ``target``."""
+        return self._created.get(target)
+
+    # --- whose work a step is ---------------------------------------------------------------------
+
+    def work(self, target: str) -> frozenset[str]:
+        """Step ids of ``target``'s talks and of every sub-task they started, as deep as it goes."""
+        got = self._work.get(target)
+        if got is None:
+            t = self.targets.get(target)
+            got = self._work[target] = self.steps_of_talks(t.talks if t is not None else ())
+        return got
+
+    def steps_of_talks(self, talks: Iterable[str]) -> frozenset[str]:
+        """Step ids of these main talks and of the sub-tasks each started (steps the window shows)."""
+        want = set(talks)
+        streams = {sid for sid, root in self.w.roots.items() if root in want}
+        return frozenset(s.id for s in self.conv.steps if s.id in self.w.steps
+                         and (s.talk in want or s.stream in streams))
+
+    @property
+    def before(self) -> frozenset[str]:
+        """Step ids of the talks before the judged window, with their sub-tasks: context."""
+        if self._before is None:
+            self._before = self.steps_of_talks(self.w.before)
+        return self._before
+
+    def is_work(self, c: Cite) -> bool:
+        """A step that is an agent's work (a model call, a tool or agent call, a reply, a summary)."""
+        return c.step is not None and self.conv.step(c.step).kind in WORK_KINDS
+
+    # --- observations -----------------------------------------------------------------------------
+
+    def excerpt(self, sid: str, text: str) -> Excerpt:
+        """Check an excerpt against step ``sid``: it must stand in the step word for word, with
+        whitespace folded and a JSON escape of a line break read as one. The step's kept text
+        is searched first, then each of its records whole (raw and with its strings decoded),
+        since a page or the kept text may have clipped it. Kept cut to its first 300 bytes."""
+        given = len(text.encode("utf-8", "surrogatepass"))
+        kept = cut_bytes(text)
+        needle = fold(text)
+        found = bool(needle) and any(needle in h for h in self._haystacks(sid))
+        return Excerpt(kept, found, given > EXCERPT_BYTES, given)
+
+    def _haystacks(self, sid: str) -> Iterable[str]:
+        s = self.conv.step(sid)
+        own = [s.text or ""]
+        if s.name:
+            own.append(s.name)
+        if s.request is not None:
+            own.append(orjson.dumps(s.request).decode())
+            strs: list[str] = []
+            _strings(s.request, strs)
+            own.append("\n".join(strs))
+        yield fold("\n".join(own))
+        if self.raw is None:
+            return
+        for seq in s.records:
+            try:
+                b = self.raw(seq)
+            except Exception:  # noqa: BLE001 - a record the window cannot read shows nothing more
+                continue
+            text = b.decode("utf-8", "replace")
+            yield fold(text)
+            try:
+                obj = orjson.loads(b)
+            except orjson.JSONDecodeError:
+                continue
+            strs = []
+            _strings(obj, strs)
+            yield fold("\n".join(strs))
+
+
+def for_run(window: Window, store: Any, targets: Sequence[Any] = (), inputs: Sequence[Any] = ()) -> Evidence:
+    """An :class:`Evidence` whose excerpts read the records whole from ``store`` as the window sees them."""
+    from ..window import raw_at
+
+    def raw(seq: int) -> bytes:
+        return raw_at(store, window.conv.id, seq, window.round.number, window.cut, window.captures)
+
+    return Evidence(window, targets, inputs, raw)
+
+
+__all__ = ["Evidence", "Cite", "Excerpt", "for_run", "fold", "cut_bytes", "SETTING", "OBSERVED",
+           "TOOL_RESULTS", "AGENT_WORDS", "NOTHING", "WORK_KINDS", "EXCERPT_BYTES"]
