@@ -258,6 +258,14 @@ def test_subagents_join_parent_conversation(store: Store) -> None:
     assert len(notes) == sum(1 for o in lines(PARENT) if o["payload"].get("role") == "user"
                              and "<subagent_notification>" in json.dumps(o["payload"]))  # == 2
     assert len(notes) == 2
+    # spawn_agent answers with the child's id at once (a launch, not its report); each child's
+    # report comes back by the notification that names it (its agent_path)
+    for cid in children:
+        assert conv.step(streams[cid].started_by[0]).launch is True
+    ended = {s.ended for s in notes}
+    assert ended == {streams[cid].id for cid in children}
+    for s in notes:
+        assert conv.stream(s.ended).key in s.text  # type: ignore[arg-type]
     # Talks: one main talk, one per child.
     assert len(conv.talks) == 1 + len(children)
     assert len(conv.main_talks) == 1

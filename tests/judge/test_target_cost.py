@@ -5,7 +5,6 @@ steps and the ledger's calls, independently of asz_core.target_cost's walk."""
 from __future__ import annotations
 
 import json
-import shutil
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,9 @@ from asz_core.records import USAGE_TYPES
 from asz_core.target_cost import BEFORE, SEVERAL, Portion, for_run, priced_work
 
 from .conftest import inputs_of
+from .fixtures import nested_example
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "claude-code"
 DIRECTING = ("create", "refine", "steer", "correct")
 
 
@@ -332,45 +331,6 @@ def test_a_window_prices_only_its_talks_and_their_sub_tasks(corpus_store: Any, t
 
 
 # --- a nested sub-agent (the corpus has none): the bundled example with a grandchild -------------
-
-def nested_example(dst: Path) -> Path:
-    """The bundled example, its sub-agent a3f9c21 given a sub-agent of its own (b7e0d14) that it
-    starts with a Task call of its own: two levels deep, each with a starts relation."""
-    out = dst / "claude-code"
-    shutil.copytree(EXAMPLE, out)
-    sub = next(out.rglob("subagents"))
-    child = sub / "agent-a3f9c21.jsonl"
-    lines = [json.loads(x) for x in child.read_text().splitlines()]
-    base = {k: lines[0][k] for k in ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")}
-    last = lines[-1]
-
-    def usage(inp: int, out_: int, read: int, write: int) -> dict[str, Any]:
-        return {"input_tokens": inp, "output_tokens": out_, "cache_read_input_tokens": read,
-                "cache_creation_input_tokens": write, "iterations": []}
-
-    task = {**base, "parentUuid": last["uuid"], "type": "assistant", "uuid": "n-1", "timestamp": "2026-11-20T14:14:30.000Z",
-            "agentId": "a3f9c21", "requestId": "req_nested_1",
-            "message": {"model": "claude-haiku-4-5-20251001", "id": "msg_nested_1", "type": "message", "role": "assistant",
-                        "content": [{"type": "tool_use", "id": "toolu_nested_1", "name": "Task",
-                                     "input": {"description": "check csv", "prompt": "Look at export_csv.py", "subagent_type": "Explore"}}],
-                        "stop_reason": "tool_use", "usage": usage(5, 40, 4000, 100)}}
-    result = {**base, "parentUuid": "n-1", "type": "user", "uuid": "n-2", "timestamp": "2026-11-20T14:14:40.000Z",
-              "agentId": "a3f9c21", "toolUseResult": {"agentId": "b7e0d14", "status": "completed", "content": []},
-              "message": {"role": "user", "content": [{"tool_use_id": "toolu_nested_1", "type": "tool_result",
-                                                       "content": "export_csv.py:22 formats a float"}]}}
-    child.write_text("\n".join(json.dumps(x) for x in [*lines, task, result]) + "\n")
-    grand = [
-        {**base, "parentUuid": None, "type": "user", "uuid": "g-1", "timestamp": "2026-11-20T14:14:31.000Z", "agentId": "b7e0d14",
-         "message": {"role": "user", "content": "Look at export_csv.py"}},
-        {**base, "parentUuid": "g-1", "type": "assistant", "uuid": "g-2", "timestamp": "2026-11-20T14:14:35.000Z",
-         "agentId": "b7e0d14", "requestId": "req_grand_1",
-         "message": {"model": "claude-haiku-4-5-20251001", "id": "msg_grand_1", "type": "message", "role": "assistant",
-                     "content": [{"type": "text", "text": "export_csv.py:22 formats a float"}], "stop_reason": "end_turn",
-                     "usage": usage(7, 30, 0, 2500)}},
-    ]
-    (sub / "agent-b7e0d14.jsonl").write_text("\n".join(json.dumps(x) for x in grand) + "\n")
-    return out
-
 
 def test_a_nested_sub_agents_calls_take_the_place_of_the_main_step_that_began_its_chain(store: Any, tmp_path: Path) -> None:
     from asz_core.collect import collect

@@ -186,7 +186,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             content = obj.get("content")
             if obj.get("operation") == "enqueue" and isinstance(content, str) and content.strip():
                 if content.lstrip().startswith("<task-notification>"):
-                    yield {"e": "notice", "kind": "task_notification", **clip_text(content)}
+                    yield _task_notification(content)
                 elif not content.lstrip().startswith("/"):
                     # Typed while the agent worked (§5d). A queued slash command shows up
                     # later as the usual command lines, which are the input.
@@ -245,6 +245,8 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                         ev["starts"] = f"agent-{agent}"
                     elif side:
                         ev["starts"] = side  # the inline block this Task alone was linked to
+                    if ev.get("starts") and (tur.get("isAsync") is True or tur.get("status") == "async_launched"):
+                        ev["launch"] = True  # a background agent: it reports by a <task-notification>
                     if ev.get("starts") and isinstance(tur.get("usage"), dict):
                         ev["agent_usage"] = _usage(tur["usage"])
                 elif isinstance(tur, str) and tur.startswith("Error"):
@@ -259,7 +261,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         elif stripped in _INTERRUPTS:
             yield {"e": "notice", "kind": "interrupt", **clip_text(text)}
         elif stripped.startswith("<task-notification>"):
-            yield {"e": "notice", "kind": "task_notification", **clip_text(text)}
+            yield _task_notification(text)
         elif stripped.startswith(("<local-command-stdout>", "<local-command-stderr>")):
             yield {"e": "notice", "kind": "command_output", **clip_text(text)}
         elif _is_command(stripped):
@@ -467,3 +469,16 @@ def _last_timestamp(p: Path) -> str:
     except OSError:
         pass
     return ""
+
+
+_TASK_ID = re.compile(r"<task-id>\s*([A-Za-z0-9_-]+)\s*</task-id>")
+
+
+def _task_notification(text: str) -> dict[str, Any]:
+    """A ``<task-notification>`` notice, with the agent stream whose end it reports (its
+    ``<task-id>``, read as ``agent-<id>``; a background command's id names no stream)."""
+    ev: dict[str, Any] = {"e": "notice", "kind": "task_notification", **clip_text(text)}
+    m = _TASK_ID.search(text[:4000])
+    if m:
+        ev["ended"] = f"agent-{m.group(1)}"
+    return ev

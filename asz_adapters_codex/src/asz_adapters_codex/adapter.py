@@ -352,7 +352,11 @@ class CodexAdapter(RuntimeAdapter):
                 if text.strip():
                     yield from self._text(text, st)
             elif role == "user" and text.lstrip().startswith("<subagent_notification>"):
-                yield {"e": "notice", "kind": "task_notification", **clip_text(text)}
+                ev = {"e": "notice", "kind": "task_notification", **clip_text(text)}
+                ended = _notified_agent(text)
+                if ended:
+                    ev["ended"] = ended
+                yield ev
             elif role == "user" and st["fmt"] == "legacy" and text.strip() and not text.lstrip().startswith("<"):
                 yield {"e": "input", "source": "agent" if st["child"] else "person", **clip_text(text)}
         elif sub == "reasoning":
@@ -438,6 +442,7 @@ class CodexAdapter(RuntimeAdapter):
             agent = parsed.get("agent_id") if isinstance(parsed, dict) else None
             if isinstance(agent, str) and agent:
                 ev["starts"] = agent
+                ev["launch"] = True  # spawn_agent answers at once; the child reports by a notification
             elif parsed is None:
                 failed = True  # a rejected spawn answers in plain words, not with an agent id
         ev["error"] = failed
@@ -769,3 +774,14 @@ def _find_rollout(near: Path, thread: str) -> Path | None:
             for cand in sorted(anc.rglob(f"rollout-*{thread}.jsonl")):
                 return cand
     return None
+
+
+def _notified_agent(text: str) -> str | None:
+    """The child thread a ``<subagent_notification>`` reports on (its JSON body's ``agent_path``)."""
+    body = text.strip().removeprefix("<subagent_notification>").rsplit("</subagent_notification>", 1)[0].strip()
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    path = obj.get("agent_path") if isinstance(obj, dict) else None
+    return path if isinstance(path, str) and path else None

@@ -62,6 +62,11 @@ class Step:
     """Tool steps: returned, failed or no_result (never returned)."""
     starts: tuple[str, ...] = ()
     """Stream ids this step started (agent_call)."""
+    launch: bool = False
+    """Agent calls: the result only acknowledged a launch (a sub-task run in the background), so
+    it is not the sub-task's report back; that comes with a notice (``ended``)."""
+    ended: str | None = None
+    """Notices: the stream whose end this runtime notice reports (a background sub-task's)."""
     changes: tuple[dict[str, Any], ...] = ()
     """Tool steps: the workspace change records captured for this call, in landing order: each the
     ``change`` event (docs/events.md) with ``seq``, the record's landing position."""
@@ -158,7 +163,7 @@ class _B:
 
     __slots__ = ("kind", "stream", "seq", "records", "ts", "ts_end", "text", "size", "source", "notice",
                  "call", "model", "usage", "outputs", "final_out", "tool_id", "name", "request", "status",
-                 "starts", "dropped")
+                 "starts", "dropped", "launch", "ended")
 
     def __init__(self, kind: str, stream: str, rec: StoredRecord) -> None:
         self.kind, self.stream, self.seq = kind, stream, rec.seq
@@ -172,6 +177,8 @@ class _B:
         self.request: dict[str, Any] | None = None
         self.starts: list[str] = []
         self.dropped = False
+        self.launch = False
+        self.ended: str | None = None
 
     def touch(self, rec: StoredRecord) -> None:
         if self.records[-1] != rec.seq:
@@ -278,6 +285,7 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                 b.touch(rec)
                 b.status = "failed" if ev.get("error") else "returned"
                 b.text, b.size = ev.get("text", ""), ev.get("size", 0)
+                b.launch = ev.get("launch") is True
                 record_step.setdefault(rec.key, b)
                 if ev.get("starts") and tid:
                     starts.setdefault(ev["starts"], set()).add(tid)
@@ -296,6 +304,8 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
             elif e == "notice":
                 b = new("notice", s, rec)
                 b.notice, b.text, b.size = ev.get("kind"), ev.get("text", ""), ev.get("size", 0)
+                if isinstance(ev.get("ended"), str) and ev["ended"]:
+                    b.ended = ev["ended"]  # a stream key: made a stream id once ids are given
             elif e == "summary":
                 b = new("summary", s, rec)
                 b.text, b.size = ev.get("text", ""), ev.get("size", 0)
@@ -404,7 +414,8 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
             seq=b.seq, records=tuple(b.records), ts=b.ts, ts_end=b.ts_end, text=b.text, size=b.size,
             input=inp, source=b.source, notice=b.notice, call=b.call, model=b.model, usage=usage,
             output_floor=floor, tool_id=b.tool_id, name=b.name, request=b.request, status=b.status,
-            starts=tuple(b.starts),
+            starts=tuple(b.starts), launch=b.launch and bool(b.starts),
+            ended=sid_of.get(b.ended) if b.ended else None,
             changes=tuple(cap.get("change", ())) if cap else (),
             executions=tuple(cap.get("execution", ())) if cap else (),
         ))

@@ -1,0 +1,82 @@
+"""Hand-made conversations for the edge cases the corpus lacks, each made from the bundled example
+(examples/claude-code, 5e1f0c2a) by adding what the case needs: a sub-agent of a sub-agent, a
+sub-agent run in the background that reports by a notification."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "claude-code"
+MAIN = "5e1f0c2a-7b3d-4c8e-9a61-0d2f4b8c9e13.jsonl"
+
+
+def _copy(dst: Path) -> Path:
+    out = dst / "claude-code"
+    shutil.copytree(EXAMPLE, out)
+    return out
+
+
+def nested_example(dst: Path) -> Path:
+    """The bundled example, its sub-agent a3f9c21 given a sub-agent of its own (b7e0d14) that it
+    starts with a Task call of its own: two levels deep, each with a starts relation."""
+    out = _copy(dst)
+    sub = next(out.rglob("subagents"))
+    child = sub / "agent-a3f9c21.jsonl"
+    lines = [json.loads(x) for x in child.read_text().splitlines()]
+    base = {k: lines[0][k] for k in ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")}
+    last = lines[-1]
+
+    def usage(inp: int, out_: int, read: int, write: int) -> dict[str, Any]:
+        return {"input_tokens": inp, "output_tokens": out_, "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": write, "iterations": []}
+
+    task = {**base, "parentUuid": last["uuid"], "type": "assistant", "uuid": "n-1", "timestamp": "2026-11-20T14:14:30.000Z",
+            "agentId": "a3f9c21", "requestId": "req_nested_1",
+            "message": {"model": "claude-haiku-4-5-20251001", "id": "msg_nested_1", "type": "message", "role": "assistant",
+                        "content": [{"type": "tool_use", "id": "toolu_nested_1", "name": "Task",
+                                     "input": {"description": "check csv", "prompt": "Look at export_csv.py", "subagent_type": "Explore"}}],
+                        "stop_reason": "tool_use", "usage": usage(5, 40, 4000, 100)}}
+    result = {**base, "parentUuid": "n-1", "type": "user", "uuid": "n-2", "timestamp": "2026-11-20T14:14:40.000Z",
+              "agentId": "a3f9c21", "toolUseResult": {"agentId": "b7e0d14", "status": "completed", "content": []},
+              "message": {"role": "user", "content": [{"tool_use_id": "toolu_nested_1", "type": "tool_result",
+                                                       "content": "export_csv.py:22 formats a float"}]}}
+    child.write_text("\n".join(json.dumps(x) for x in [*lines, task, result]) + "\n")
+    grand = [
+        {**base, "parentUuid": None, "type": "user", "uuid": "g-1", "timestamp": "2026-11-20T14:14:31.000Z", "agentId": "b7e0d14",
+         "message": {"role": "user", "content": "Look at export_csv.py"}},
+        {**base, "parentUuid": "g-1", "type": "assistant", "uuid": "g-2", "timestamp": "2026-11-20T14:14:35.000Z",
+         "agentId": "b7e0d14", "requestId": "req_grand_1",
+         "message": {"model": "claude-haiku-4-5-20251001", "id": "msg_grand_1", "type": "message", "role": "assistant",
+                     "content": [{"type": "text", "text": "export_csv.py:22 formats a float"}], "stop_reason": "end_turn",
+                     "usage": usage(7, 30, 0, 2500)}},
+    ]
+    (sub / "agent-b7e0d14.jsonl").write_text("\n".join(json.dumps(x) for x in grand) + "\n")
+    return out
+
+
+def background_example(dst: Path) -> Path:
+    """The bundled example with its sub-agent launched in the background: the Task result only
+    acknowledges the launch (``isAsync``), and a ``<task-notification>`` naming the agent comes
+    later, queued after the CSV Grep's result."""
+    out = _copy(dst)
+    main = next(out.rglob(MAIN))
+    lines = [json.loads(x) for x in main.read_text().splitlines()]
+    task_result = next(i for i, x in enumerate(lines) if isinstance(x.get("toolUseResult"), dict)
+                       and x["toolUseResult"].get("agentId") == "a3f9c21")
+    tr = lines[task_result]
+    tr["toolUseResult"] = {"isAsync": True, "status": "async_launched", "agentId": "a3f9c21",
+                           "description": "Find float money arithmetic"}
+    tr["message"]["content"][0]["content"] = [{"type": "text", "text": "Async agent launched successfully.\nagentId: a3f9c21"}]
+    grep_result = next(i for i, x in enumerate(lines) if x.get("type") == "user" and i > task_result
+                       and "export_csv.py:22" in json.dumps(x.get("message", {})))
+    note = {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-11-20T14:15:08.000Z",
+            "sessionId": lines[0].get("sessionId"),
+            "content": "<task-notification>\n<task-id>a3f9c21</task-id>\n<status>completed</status>\n"
+                       "<summary>Agent \"Find float money arithmetic\" completed</summary>\n</task-notification>"}
+    lines.insert(grep_result + 1, note)
+    main.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return out
