@@ -20,7 +20,10 @@ def test_the_kit_ships_in_the_package_and_the_top_level_links_to_it() -> None:
     assert kit.path == (ROOT / "asz_core/src/asz_core/kit").resolve()
     assert (ROOT / "kit/prompts").resolve() == kit.path / "prompts"
     assert (ROOT / "kit/schemas").resolve() == kit.path / "schemas"
-    assert [f.name for f in kit.files()] == ["shared.md", "targets.md", "targets.json"]
+    names = [f.name for f in kit.files()]
+    for want in ("shared.md", "labels.md", "targets.md", "targets.json", "subtasks.md", "subtasks.json", "efficiency.md",
+                 "efficiency.json"):
+        assert want in names
 
 
 def test_digests() -> None:
@@ -53,12 +56,33 @@ def test_every_slot_is_filled_once() -> None:
         render("{{y}}", {})
 
 
-def test_the_prompt_example_holds_to_the_schema() -> None:
+@pytest.mark.parametrize("stage", ["targets", "subtasks", "efficiency"])
+def test_the_prompt_example_holds_to_the_schema(stage: str) -> None:
     kit = Kit.load()
-    text = kit.template("targets")
+    text = kit.template(stage)
     example = json.loads(text.split("## An example", 1)[1].split("```json\n", 1)[1].split("```", 1)[0])
-    jsonschema.validate(example, kit.schema("targets"))
-    jsonschema.Draft202012Validator.check_schema(kit.schema("targets"))
+    jsonschema.Draft202012Validator.check_schema(kit.schema(stage))
+    jsonschema.validate(example, kit.schema(stage))
+
+
+def test_the_sub_task_and_efficiency_prompts_share_one_definition_of_the_labels() -> None:
+    kit = Kit.load()
+    labels = (kit.path / "prompts/labels.md").read_text().rstrip()
+    for stage in ("subtasks", "efficiency"):
+        t = kit.template(stage)
+        assert labels in t and "{{include" not in t
+    for stage in ("subtasks", "efficiency"):  # every label a schema allows is defined, and no other
+        allowed = set(kit.schema(stage)["$defs"]["label"]["enum"])
+        assert allowed == set(re.findall(r"^- `(\w+)`", labels, re.M)) | {"not_reviewed"}
+
+
+def test_an_include_the_kit_lacks_is_an_error(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(Kit.load().path, tmp_path / "kit")
+    (tmp_path / "kit/prompts/labels.md").unlink()
+    with pytest.raises(Exception, match="includes prompts/labels.md"):
+        Kit.load(tmp_path / "kit").template("efficiency")
 
 
 def test_the_bundled_script_answers_hold_to_the_schema() -> None:

@@ -1,6 +1,6 @@
 """Cost per target over real conversations: the targets stage run with the scripted evaluator, then
 every call cut between its targets. The expectations are computed here from the conversation's
-steps and the ledger's calls, independently of asz_core.target_cost's walk."""
+steps and the ledger's calls, independently of asz_core.judge.target_cost's walk."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from asz_core import ledger, window
 from asz_core.judge import runner
 from asz_core.records import USAGE_TYPES
-from asz_core.target_cost import BEFORE, SEVERAL, Portion, for_run, priced_work
+from asz_core.judge.target_cost import BEFORE, SEVERAL, Portion, for_run, priced_work
 
 from .conftest import inputs_of
 from .fixtures import nested_example

@@ -52,11 +52,20 @@ class Kit:
         return h.hexdigest()
 
     def template(self, stage: str) -> str:
-        """The stage's prompt template as sent: the shared prompt, then the stage's prompt."""
+        """The stage's prompt template as sent: the shared prompt, then the stage's prompt, each
+        ``{{include NAME}}`` in it replaced by the kit's ``prompts/NAME.md`` (the one definition
+        of the work labels the sub-task and efficiency stages share)."""
         p = self.path / "prompts" / f"{stage}.md"
         if not p.is_file():
             raise ConfigError(f"the kit at {self.path} has no prompt for the {stage} stage (prompts/{stage}.md)")
-        return (self.path / "prompts" / "shared.md").read_text(encoding="utf-8").rstrip() + "\n\n" + p.read_text(encoding="utf-8")
+        text = (self.path / "prompts" / "shared.md").read_text(encoding="utf-8").rstrip() + "\n\n" + p.read_text(encoding="utf-8")
+        return _INCLUDE.sub(lambda m: self._part(m.group(1), stage), text)
+
+    def _part(self, name: str, stage: str) -> str:
+        p = self.path / "prompts" / f"{name}.md"
+        if not p.is_file():
+            raise ConfigError(f"the {stage} prompt of the kit at {self.path} includes prompts/{name}.md, which it lacks")
+        return p.read_text(encoding="utf-8").rstrip()
 
     def schema_bytes(self, stage: str) -> bytes:
         p = self.path / "schemas" / f"{stage}.json"
@@ -72,6 +81,7 @@ class Kit:
                       schema=hashlib.sha256(self.schema_bytes(stage)).hexdigest(), path=str(self.path))
 
 
+_INCLUDE = re.compile(r"\{\{include (\w+)\}\}")
 _SLOT = re.compile(r"\{\{(\w+)\}\}")
 
 

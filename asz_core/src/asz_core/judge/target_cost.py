@@ -30,10 +30,10 @@ from typing import Any
 
 from attrs import frozen
 
-from .assembly import LOOSE, UNATTRIBUTED, Conversation, stream_anchors
-from .judge.judgment import InputJudgment, Target
-from .ledger import TOKEN_KEYS, CallCost, Ledger, Tally
-from .records import USAGE_TYPES
+from ..assembly import LOOSE, UNATTRIBUTED, Conversation, stream_anchors
+from .judgment import InputJudgment, Target
+from ..ledger import TOKEN_KEYS, CallCost, Ledger, Tally
+from ..records import USAGE_TYPES
 
 DIRECTING = frozenset({"create", "refine", "steer", "correct"})
 """The actions that direct work to a target; every other action directs nothing."""
@@ -314,10 +314,10 @@ def for_run(path: Any, store: Any = None) -> Costing:
 
     import orjson
 
-    from . import ledger, window as windows
-    from .convert import structure
-    from .judge.judgment import StageFile
-    from .store import Store
+    from .. import ledger, window as windows
+    from ..convert import structure
+    from .judgment import StageFile
+    from ..store import Store
 
     p = Path(path)
     run = orjson.loads((p / "run.json").read_bytes())
