@@ -19,7 +19,7 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
-from asz_core.records import Cursor, Entry, Problem
+from asz_core.records import Cursor, Entry, Problem, count
 from asz_core.textclip import clip_input, clip_text
 
 from .patch import PATCH_FILES_KEY, request_files
@@ -575,7 +575,7 @@ def _usage(u: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+    return count(v)  # negative or out of range (2**64-1): unknown
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

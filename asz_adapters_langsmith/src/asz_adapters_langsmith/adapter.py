@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import RuntimeAdapter
-from asz_core.records import Cursor, Entry, Problem
+from asz_core.records import Cursor, Entry, Problem, count
 from asz_core.textclip import clip_input, clip_text
 
 SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -174,7 +174,14 @@ def _parse_lines(fname: str, data: bytes) -> tuple[list[Part], list[Problem], in
     return parts, problems, consumed, done_lines
 
 
-_DEC = json.JSONDecoder()
+def _number(text: str) -> int | float:
+    # As orjson reads an integer: past 64 bits it is a float (so a run can be written back as
+    # JSON, and such a count is no count).
+    v = int(text)
+    return v if -(2**63) <= v < 2**64 else float(v)
+
+
+_DEC = json.JSONDecoder(parse_int=_number)
 _WS = re.compile(r"[ \t\n\r]*")
 _CONTAINERS = ("post", "patch", "runs")
 
@@ -864,7 +871,8 @@ def run_usage(d: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _has_counts(um: dict[str, Any]) -> bool:
-    return any(isinstance(um.get(k), int) and not isinstance(um.get(k), bool) for k in ("input_tokens", "output_tokens", "total_tokens"))
+    # A number recorded here, even one that is no count (negative, out of range): this is where usage is.
+    return any(isinstance(um.get(k), (int, float)) and not isinstance(um.get(k), bool) for k in ("input_tokens", "output_tokens", "total_tokens"))
 
 
 def usage_from_langchain(um: dict[str, Any], *, codex: bool = False) -> dict[str, Any]:
@@ -925,13 +933,10 @@ def usage_from_provider(raw: dict[str, Any]) -> dict[str, Any]:
 # --- small helpers ------------------------------------------------------------------------------
 
 def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v if v >= 0 else None
-    if isinstance(v, float) and v.is_integer() and v >= 0:
-        return int(v)
-    return None
+    """A count (asz_core.records.count: negative or out of range is unknown); a whole float too."""
+    if isinstance(v, float) and v.is_integer():
+        return count(int(v))
+    return count(v)
 
 
 def _str(v: Any) -> str | None:

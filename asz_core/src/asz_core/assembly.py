@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from .records import Usage
+from .records import Usage, count
 from .store import Round, StoredRecord
 
 CAPTURE_EVENTS = frozenset({"change", "execution"})
@@ -249,8 +249,8 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                 if u:
                     if b.usage is None:
                         b.usage = dict(u)
-                    out = u.get("output")
-                    if isinstance(out, int) and out >= 0:
+                    out = count(u.get("output"))
+                    if out is not None:
                         b.outputs.append(out)
                         if ev.get("final"):
                             b.final_out = out
@@ -489,8 +489,9 @@ def _apply_agent_usage(st: _S, au: dict[str, Any]) -> None:
     last = next((b for b in reversed(st.steps) if b.kind == "model_call"), None)
     if last is None or last.usage is None or last.final_out is not None:
         return
-    if all(last.usage.get(k) == au.get(k) for k in ("input", "cache_read", "cache_write")) and isinstance(au.get("output"), int):
-        last.final_out = au["output"]
+    out = count(au.get("output"))
+    if all(last.usage.get(k) == au.get(k) for k in ("input", "cache_read", "cache_write")) and out is not None:
+        last.final_out = out
 
 
 LOOSE = "loose"

@@ -1,14 +1,24 @@
-"""`asz collect`: runtime files -> one new round per conversation that gained records."""
+"""`asz collect`: runtime files -> one new round per conversation that gained records.
+
+One bad file never stops a collect: a file that cannot be opened (a dangling symlink, a symlink
+loop, no permission, not a regular file) is skipped with a warning naming it, and an error while
+reading one ends that file with a warning naming file and line. What it yielded before the
+error is kept and its read position is not moved, so the next collect reads it again from where
+it last stopped (records already stored are not stored twice) and nothing is lost.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import sqlite3
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import attrs
 
-from .errors import AszError
+from .errors import AszError, RecordError, StoreError
 from .interfaces import RuntimeAdapter
 from .records import Cursor, Entry, Problem
 from .registry import Registry
@@ -50,70 +60,210 @@ def default_paths(registry: Registry | None = None) -> list[Path]:
     return found
 
 
+@attrs.define
+class _Counts:
+    read: int = 0
+    unchanged: int = 0
+    done: int = 0
+    seen: int = 0
+    published: int = 0
+
+
 def collect(paths: Iterable[Path], store: Store, registry: Registry | None = None, *,
             runtime: str | None = None, progress: Progress | None = None) -> CollectResult:
     """Read ``paths`` and publish what is new, as one round per conversation, in one transaction."""
     registry = registry or Registry()
-    plan: list[tuple[RuntimeAdapter, Path]] = []
     problems: list[Problem] = []
-    for path in paths:
-        # Absolute, so a file is one file whatever folder asz runs from (its read state and the
-        # records' file names are kept by path).
-        path = Path(os.path.abspath(Path(path).expanduser()))
-        if not path.exists():
-            problems.append(Problem(str(path), 0, "no such file or folder"))
-            continue
-        adapter = registry.runtime(runtime) if runtime else registry.detect_runtime(path)
-        if adapter is None:
-            problems.append(Problem(str(path), 0, "no installed runtime adapter reads this (asz plugins lists them; --runtime forces one)"))
-            continue
-        files = adapter.files(path)
-        if not files:
-            problems.append(Problem(str(path), 0, f"no {adapter.name} files here"))
-        plan.extend((adapter, f) for f in files)
+    plan = plan_files(paths, registry, runtime, problems)
     if not plan:
         raise AszError("nothing to read: " + "; ".join(str(p) for p in problems) if problems else "nothing to read")
 
     total = sum(_size(f) for _, f in plan)
-    done = read = unchanged = seen = published = 0
+    n = _Counts()
     with store.writing() as w:
-        binder = _Binder(w)
+        binder = _Binder(w, problems)
         for adapter, f in plan:
-            st = os.stat(f)
-            cursor = _cursor_for(store, f, st)
-            if cursor is None:
-                unchanged += 1
-                done += st.st_size
-                if progress:
-                    progress(done, total, str(f))
-                continue
-            read += 1
-            start = cursor.offset
-            for item in adapter.read(f, cursor):
-                if isinstance(item, Problem):
-                    problems.append(item)
-                    continue
-                seen += 1
-                published += binder.add(item, adapter.name)
-            published += binder.flush()
-            done += st.st_size - start
-            w.save_file(str(f), adapter.name, st.st_size, st.st_mtime_ns, cursor)
+            _collect_file(adapter, f, store, w, binder, problems, n)
             if progress:
-                progress(done, total, str(f))
+                progress(n.done, total, str(f))
         planned = {str(f) for _, f in plan}
         for adapter, f, st, cursor, items in _companions(registry, store, planned, problems):
             entries = [i for i in items if isinstance(i, Entry)]
             convs = [w.conversation_of_session(e.session) for e in entries]
             if any(c is None for c in convs):
                 continue  # a session not collected yet: the whole file waits for a later collect
-            read += 1
+            n.read += 1
             problems.extend(i for i in items if isinstance(i, Problem))
             for conv, e in zip(convs, entries):
-                seen += 1
-                published += int(w.add(conv, e))  # type: ignore[arg-type]
-            w.save_file(str(f), adapter.name, st.st_size, st.st_mtime_ns, cursor)
+                n.seen += 1
+                n.published += binder.put(conv, e)  # type: ignore[arg-type]
+            try:
+                w.save_file(str(f), adapter.name, st.st_size, st.st_mtime_ns, cursor)
+            except OSError as exc:
+                problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; read again at the next collect"))
         rounds = w.close_rounds()
-    return CollectResult(read, unchanged, done, seen, published, tuple(rounds), tuple(problems))
+    return CollectResult(n.read, n.unchanged, n.done, n.seen, n.published, tuple(rounds), tuple(problems))
+
+
+def _collect_file(adapter: RuntimeAdapter, f: Path, store: Store, w: Writer, binder: _Binder,
+                  problems: list[Problem], n: _Counts) -> None:
+    """Read one file from where it stopped and hand its entries to ``binder``; any failure of
+    this file is a warning, and the others go on."""
+    try:
+        st = os.stat(f)
+        if not stat.S_ISREG(st.st_mode):
+            problems.append(Problem(str(f), 0, f"not a regular file ({_kind(st.st_mode)}); skipped"))
+            return
+        cursor = _cursor_for(store, f, st, adapter.name)
+        if cursor is None:
+            n.unchanged += 1
+            n.done += st.st_size
+            return
+        _probe(f)
+    except OSError as exc:
+        problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; skipped"))
+        return
+    n.read += 1
+    start, last = cursor.offset, cursor.line
+    try:
+        for item in adapter.read(f, cursor):
+            if isinstance(item, Problem):
+                problems.append(item)
+                continue
+            if type(item.line) is int:
+                last = max(last, item.line)
+            n.seen += 1
+            n.published += binder.add(item, adapter.name)
+        n.published += binder.flush()
+        w.save_file(str(f), adapter.name, st.st_size, st.st_mtime_ns, cursor)
+    except sqlite3.Error as exc:  # the store itself failed (disk full, ...): the collect stops, nothing half done
+        raise StoreError(f"{store.path}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - a bad file (or an adapter's bug on it) never stops a collect
+        # What came before is published (a session still undecided starts its own conversation,
+        # as at the end of a file: a resume's copies come first). The read position stays where
+        # it was, so the next collect reads the file again from there and stores nothing twice.
+        n.published += binder.flush()
+        line = max(cursor.line, last) + 1
+        problems.append(Problem(str(f), line, f"reading stopped ({_error(exc)}); what came before is kept, "
+                                              "the rest is read again at the next collect"))
+    n.done += max(0, st.st_size - start)
+
+
+# --- which adapter reads which file -------------------------------------------------------
+
+def plan_files(paths: Iterable[Path], registry: Registry, runtime: str | None,
+               problems: list[Problem]) -> list[tuple[RuntimeAdapter, Path]]:
+    """Each file to read under ``paths`` with the adapter that reads it, in reading order.
+
+    A folder may hold several runtimes' files side by side: each file goes to the adapter that
+    recognises it (``detect``), so a mixed folder gives what each runtime's own folder gives.
+    ``runtime`` forces one adapter for everything."""
+    forced = registry.runtime(runtime) if runtime else None
+    adapters = sorted(registry.runtimes(), key=lambda a: a.name) if forced is None else [forced]
+    plan: list[tuple[RuntimeAdapter, Path]] = []
+    taken: set[Path] = set()
+    for path in paths:
+        # Absolute, so a file is one file whatever folder asz runs from (its read state and the
+        # records' file names are kept by path).
+        path = Path(os.path.abspath(Path(path).expanduser()))
+        if not path.exists():
+            why = f"a symbolic link to {os.readlink(path)}, which cannot be opened" if path.is_symlink() else "no such file or folder"
+            problems.append(Problem(str(path), 0, why))
+            continue
+        if forced is not None:
+            found = [(forced, f) for f in _files(forced, path, problems)]
+            if not found:
+                problems.append(Problem(str(path), 0, f"no {forced.name} files here"))
+        elif path.is_dir():
+            found = _route(adapters, path, problems)
+        else:
+            adapter = next((a for a in adapters if _detects(a, path)), None)
+            found = [(adapter, path)] if adapter else []
+        if not found and forced is None:
+            problems.append(Problem(str(path), 0, "no installed runtime adapter reads this (asz plugins lists them; --runtime forces one)"))
+        for a, f in found:
+            if f not in taken:  # a file under two given paths is read once
+                taken.add(f)
+                plan.append((a, f))
+    return plan
+
+
+def _route(adapters: list[RuntimeAdapter], folder: Path, problems: list[Problem]) -> list[tuple[RuntimeAdapter, Path]]:
+    """A folder's files, each with one adapter. Every adapter lists the files it would read
+    there (a folder may hold several runtimes' files side by side, and an adapter's look at a
+    folder samples only a few); a file listed by several goes to the first (by name) that
+    recognises the file itself. A file no adapter recognises is read by one that recognised the
+    folder (it warns what is wrong with it), else left alone. Each adapter's files keep its order."""
+    at_home = [_detects(a, folder) for a in adapters]
+    if not any(at_home):
+        return []
+    lists = [_files(a, folder, problems) for a in adapters]
+    listers: dict[Path, list[int]] = {}
+    for i, files in enumerate(lists):
+        for f in files:
+            listers.setdefault(f, []).append(i)
+    owner: dict[Path, int | None] = {}
+    for f, idx in listers.items():
+        if len(idx) == 1 and at_home[idx[0]]:
+            owner[f] = idx[0]  # the usual case: one runtime's own folder
+            continue
+        owner[f] = next((i for i in idx if _detects(adapters[i], f)), None)
+        if owner[f] is None:
+            owner[f] = next((i for i in idx if at_home[i]), None)
+    return [(adapters[i], f) for i, files in enumerate(lists) for f in files if owner[f] == i]
+
+
+def _files(adapter: RuntimeAdapter, path: Path, problems: list[Problem]) -> list[Path]:
+    try:
+        return [Path(os.path.abspath(f)) for f in adapter.files(path)]
+    except Exception as exc:  # noqa: BLE001 - an adapter's fault on one folder is a warning
+        problems.append(Problem(str(path), 0, f"{adapter.name} could not list its files here ({_error(exc)})"))
+        return []
+
+
+def _detects(adapter: RuntimeAdapter, path: Path) -> bool:
+    try:
+        return bool(adapter.detect(path))
+    except Exception:  # noqa: BLE001 - an adapter that cannot tell does not read it
+        return False
+
+
+# --- files --------------------------------------------------------------------------------
+
+def _probe(f: Path) -> None:
+    """Open ``f`` for reading and close it: an unreadable file is skipped before any adapter
+    opens it. Never blocks (a named pipe swapped in since the stat is refused, not waited on)."""
+    fd = os.open(f, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)})")
+
+
+def _unopenable(f: Path, exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link that loops (it leads back to itself)"
+    if isinstance(exc, FileNotFoundError) and f.is_symlink():
+        try:
+            return f"a symbolic link to {os.readlink(f)}, which does not exist"
+        except OSError:
+            pass
+    return f"cannot be opened ({exc.strerror or exc})"
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _error(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
 def _companions(registry: Registry, store: Store, planned: set[str], problems: list[Problem]
@@ -132,12 +282,20 @@ def _companions(registry: Registry, store: Store, planned: set[str], problems: l
                 continue
             try:
                 st = os.stat(f)
-            except OSError:
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                cursor = _cursor_for(store, f, st, adapter.name)
+                if cursor is None:
+                    continue
+                _probe(f)
+                items = list(adapter.read(f, cursor))
+            except OSError as exc:
+                problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; skipped"))
                 continue
-            cursor = _cursor_for(store, f, st)
-            if cursor is None:
+            except Exception as exc:  # noqa: BLE001 - one bad file never stops a collect
+                problems.append(Problem(str(f), cursor.line + 1, f"reading stopped ({_error(exc)}); read again at the next collect"))
                 continue
-            yield adapter, f, st, cursor, list(adapter.read(f, cursor))
+            yield adapter, f, st, cursor, items
 
 
 def _size(f: Path) -> int:
@@ -147,10 +305,11 @@ def _size(f: Path) -> int:
         return 0
 
 
-def _cursor_for(store: Store, f: Path, st: os.stat_result) -> Cursor | None:
-    """Where to read ``f`` from: None when it has not changed, else a cursor (fresh if rewritten)."""
+def _cursor_for(store: Store, f: Path, st: os.stat_result, runtime: str) -> Cursor | None:
+    """Where to read ``f`` from: None when it has not changed, else a cursor (fresh if rewritten,
+    or if another runtime's adapter read it before)."""
     known = store.file_state(str(f))
-    if known is None:
+    if known is None or known.runtime != runtime:
         return Cursor()
     if st.st_size == known.size and st.st_mtime_ns == known.mtime_ns and known.cursor.offset == st.st_size:
         return None
@@ -171,15 +330,16 @@ class _Binder:
     """Finds the conversation of each session, holding a new session's first entries until it
     knows whether they are copies of a stored conversation (a resume)."""
 
-    def __init__(self, w: Writer) -> None:
+    def __init__(self, w: Writer, problems: list[Problem]) -> None:
         self.w = w
+        self.problems = problems
         self.held: dict[str, list[Entry]] = {}
         self.runtime: dict[str, str] = {}
 
     def add(self, e: Entry, runtime: str) -> int:
         conv = self.w.conversation_of_session(e.session)
         if conv is not None:
-            return int(self.w.add(conv, e))
+            return self.put(conv, e)
         held = self.held.setdefault(e.session, [])
         self.runtime[e.session] = runtime
         held.append(e)
@@ -198,4 +358,13 @@ class _Binder:
 
     def _release(self, session: str, conv: str | None, runtime: str) -> int:
         conv = self.w.bind_session(session, conv, runtime)
-        return sum(self.w.add(conv, e) for e in self.held.pop(session))
+        return sum(self.put(conv, e) for e in self.held.pop(session))
+
+    def put(self, conv: str, e: Entry) -> int:
+        try:
+            return int(self.w.add(conv, e))
+        except (RecordError, TypeError, ValueError, RecursionError) as exc:
+            # One entry the store cannot hold (an adapter's bug on an odd line): that line is
+            # skipped with a warning, the rest of its file is not.
+            self.problems.append(Problem(str(e.file), e.line if type(e.line) is int else 0, f"not stored ({_error(exc)})"))
+            return 0

@@ -515,8 +515,8 @@ def _write_cache(path: Path, code: str, kept: dict[str, Any]) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(orjson.dumps({"code": code, **kept}))
         os.replace(tmp, path)
-    except OSError:
-        pass  # a home that cannot be written: nothing kept, the numbers are the same
+    except (OSError, TypeError):
+        pass  # a home that cannot be written (or a sum JSON cannot hold): nothing kept, the numbers are the same
 
 
 def _tally_dump(t: Tally) -> dict[str, Any]:

@@ -83,14 +83,22 @@ class Usage:
     def from_event(cls, d: dict[str, Any] | None, *, output_known: bool = True) -> Usage:
         if not d:
             return cls()
-        vals = {k: _count(d.get(k)) for k in attrs.fields_dict(cls)}
+        vals = {k: count(d.get(k)) for k in attrs.fields_dict(cls)}
         if not output_known:
             vals["output"] = None
         return cls(**vals)
 
 
-def _count(v: Any) -> int | None:
-    # A negative or non-integer count is not a count: unknown.
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+MAX_COUNT = 10**12
+"""The largest token count taken as a count. A call's context holds a few million tokens at
+most; a count above a trillion (2**64-1, say) is no runtime's measure: unknown. Sums of counts
+in range stay far inside 64 bits, so every total can be written as JSON."""
+
+
+def count(v: Any) -> int | None:
+    """A token count as recorded, or None (unknown): a negative, out-of-range or non-integer
+    value is not a count."""
+    if type(v) is not int or v < 0 or v > MAX_COUNT:
         return None
     return v
+

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 import orjson
 
-from .errors import NotFound, StoreError
+from .errors import NotFound, RecordError, StoreError
 from .records import Cursor, Entry
 
 SCHEMA_VERSION = 1  # bump on any change of the tables below
@@ -291,7 +291,12 @@ class Writer:
         return conversation
 
     def add(self, conversation: str, entry: Entry) -> bool:
-        """Append one entry to the conversation's new round. False when it is already stored."""
+        """Append one entry to the conversation's new round. False when it is already stored.
+
+        An entry that cannot be stored raises before anything changes (a RecordError for a
+        field of the wrong type), so the caller may go on with others."""
+        _check(entry)
+        events = _dump_events(entry.events)
         rnd = self._round(conversation)
         digest = hashlib.sha256(entry.raw).digest()
         have = rnd.known.get(entry.key)
@@ -309,7 +314,6 @@ class Writer:
             return False
         version += 1
         rnd.known[entry.key] = (version, digest)
-        events = orjson.dumps(list(entry.events))
         self._rows.append((conversation, entry.key, version, rnd.number, digest, entry.stream, entry.kind, entry.file,
                            entry.line, entry.ts, entry.raw, events))
         if len(self._rows) >= _BATCH:
@@ -349,6 +353,35 @@ class Writer:
             number, parent = (row[0] + 1, row[1]) if row else (1, "")
             rnd = self._open[conversation] = _OpenRound(number, parent)
         return rnd
+
+
+def _check(e: Entry) -> None:
+    """The fields the records table needs, of the types it stores (an adapter's bug on odd input
+    is caught here, before a batch of other files' records would fail with it)."""
+    if not (type(e.key) is str and e.key and type(e.session) is str and e.session and type(e.stream) is str
+            and type(e.kind) is str and type(e.file) is str and type(e.line) is int and type(e.raw) is bytes
+            and (e.ts is None or type(e.ts) is str)):
+        raise RecordError(f"an entry of the wrong shape (key {e.key!r}, session {e.session!r}, line {e.line!r}); not stored")
+
+
+def _dump_events(events: tuple[dict[str, Any], ...]) -> bytes:
+    try:
+        return orjson.dumps(list(events))
+    except TypeError:
+        # An integer outside 64 bits (a count no runtime wrote) is unknown: stored as null.
+        return orjson.dumps(_in_range(list(events)))
+
+
+def _in_range(v: Any) -> Any:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return v if -(2**63) <= v < 2**64 else None
+    if isinstance(v, dict):
+        return {k: _in_range(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_in_range(x) for x in v]
+    return v
 
 
 class _OpenRound:
