@@ -7,8 +7,10 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, TypeVar
 
+import attrs
 import orjson
 from cattrs import transform_error
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.orjson import make_converter
 
 from .errors import RecordError
@@ -39,6 +41,18 @@ converter.register_unstructure_hook(Fraction, fraction_text)
 converter.register_structure_hook(Fraction, lambda v, _: Fraction(str(v)))
 converter.register_unstructure_hook(datetime, lambda d: d.isoformat())
 converter.register_structure_hook(datetime, lambda v, _: datetime.fromisoformat(v))
+
+
+def _has_class_field(cls: Any) -> bool:
+    return attrs.has(cls) and any(a.name == "class_" for a in attrs.fields(cls))
+
+
+# A field named ``class_`` (a Python keyword otherwise) is written and read as ``class``.
+converter.register_unstructure_hook_factory(
+    _has_class_field, lambda cls: make_dict_unstructure_fn(cls, converter, class_=override(rename="class")))
+converter.register_structure_hook_factory(
+    _has_class_field, lambda cls: make_dict_structure_fn(cls, converter, class_=override(rename="class"),
+                                                         _cattrs_forbid_extra_keys=True))
 
 
 def unstructure(obj: Any) -> Any:

@@ -348,7 +348,9 @@ class ClaudeEvaluator(EvaluatorBackend):
             errs = [str(e) for e in res.get("errors") or ()]
             detail = "; ".join(errs) or text or str(res.get("terminal_reason") or "")
             status = f" (API status {res['api_error_status']})" if res.get("api_error_status") else ""
-            return CallResult(error=f"claude's call failed: {res.get('subtype')}{status}: {detail}".rstrip(": "),
+            # claude says subtype "success" on some failures (not logged in): name the failure, not that.
+            kind = "" if res.get("subtype") == "success" else f" ({res.get('subtype')})"
+            return CallResult(error=f"claude's call failed{kind}{status}: {detail}".rstrip(": ") + _what_to_do(detail),
                               raw=text, stderr=stderr, **common)
         answer = res.get("structured_output")
         if isinstance(answer, dict):
@@ -356,3 +358,14 @@ class ClaudeEvaluator(EvaluatorBackend):
                               stderr=stderr, **common)
         # no structured output: the text as it came (the runner reads a JSON object in it, if any)
         return CallResult(answer=None, raw=text, stderr=stderr, **common)
+
+
+def _what_to_do(detail: str) -> str:
+    """The step a person takes for a failure claude names without one."""
+    d = detail.lower()
+    if "logged in" in d or "/login" in d or "invalid api key" in d or "authentication" in d or "oauth" in d:
+        return (". Log claude in (run `claude` and type /login) or set ANTHROPIC_API_KEY, or judge with another "
+                "evaluator (--evaluator anthropic:MODEL, codex, ...)")
+    if "credit balance" in d or "usage limit" in d or "rate limit" in d:
+        return ". Wait for the limit to reset, or judge with another evaluator (--evaluator NAME)"
+    return ""

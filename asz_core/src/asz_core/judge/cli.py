@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 
 import click
 import typer
+from rich.markup import escape
 from typer.core import TyperGroup
 
 
@@ -37,7 +38,9 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         show: Annotated[Optional[str], typer.Option("-show", "--show", help="Render a run: its directory, id or id prefix.")] = None,
         json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
     ) -> None:
-        """Judge a conversation at one head: a new run directory, its stages, its close."""
+        """Judge a conversation at one head: a new run directory, its stages, its close.
+
+        Exits 3 when the run closed but a stage it ran failed (the run is still written whole)."""
         from ..commands import registry_of
         from . import pick, runner
         from . import report as judge_report
@@ -67,6 +70,13 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         d = runner.read_run(result.path)
         if json:
             emit(d, True)
-            return
-        out.print(f"run {result.path}", soft_wrap=True, highlight=False)
-        emit(judge_report.run_text(d), False)
+        else:
+            out.print(f"run {result.path}", soft_wrap=True, highlight=False)
+            emit(judge_report.run_text(d), False)
+            if (result.path / "report.html").is_file():
+                out.print(f"report {result.path / 'report.html'}", soft_wrap=True, highlight=False)
+        failed = runner.failures(result.path)
+        for line in failed:
+            err.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+        if failed:
+            raise typer.Exit(runner.STAGE_FAILED_EXIT)

@@ -13,6 +13,8 @@ from typing import Any
 
 from attrs import field, frozen
 
+from .statement import Statement
+
 VERSION = 1
 """Version of the run files' shape (run.json, stages/*.json, close.json). Bump on change."""
 
@@ -350,13 +352,13 @@ class RunFile:
 
 @frozen
 class CloseFile:
-    """``close.json``: the run closed. The final statement (outcomes, scores) arrives with the close stage."""
+    """``close.json``: the run closed, with the final statement (asz_core/close.py)."""
 
     version: int
     run: str
     ended: str
     seconds: float
-    """From the run's start to its end."""
+    """From the run's start to its end (its last stage's end)."""
     evaluator_seconds: float
     """Time the evaluator stages ran."""
     consumed: Consumed
@@ -365,5 +367,7 @@ class CloseFile:
     """Tokens of each type per minute of evaluator time."""
     stages: dict[str, str]
     """Stage -> its status."""
-    statement: Any = None
-    """The final statement; None until the close stage is built."""
+    statement: Statement | None = None
+    """The final statement (:class:`asz_core.statement.Statement`); None when it could not be
+    computed (``error`` says why)."""
+    error: str | None = None

@@ -31,6 +31,12 @@ def run_text(d: dict[str, Any]) -> Group:
     for s_name, e in (run.get("evaluators") or {}).items():
         for n in e.get("notes") or ():
             parts.append(Text(f"{s_name} ({e.get('name')}): {n}", style="yellow"))
+    if close and close.get("statement"):  # the run's scores first, then each goal and target
+        from .statement_text import statement_text
+
+        parts.append(statement_text(close["statement"]))
+    elif close and close.get("error"):
+        parts.append(Text(f"no final statement: {close['error']}", style="red"))
     t = Table("stage", "status", "calls", "largest prompt", "consumed", "why / note", title="stages")
     for name, sf in stages.items():
         r = sf.get("run") or {}

@@ -92,7 +92,6 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
     from ..registry import Registry
     from .kit import Kit
 
-    t_run = time.monotonic()
     started = now()
     overrides = dict(options.settings)
     cfg = configs.load(options.config, overrides=overrides)
@@ -139,8 +138,6 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
     write_once(path / "run.json", dumps(rf, indent=True) + b"\n")
     run = Run(path, w, store, cfg, kit, prices, adapter, registry, window_text, progress)
     statuses: dict[str, str] = {}
-    parts: list[Consumed] = []
-    eval_secs = 0.0
     for stage in configs.STAGES:
         if stage not in asked:
             sf = run.stage_file(stage, "skipped", "not asked for (--stages)")
@@ -159,24 +156,50 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
                 sf = run.stage_file(stage, "failed", f"{type(exc).__name__}: {exc}")
                 (path / "calls").mkdir(exist_ok=True)
                 (path / "calls" / f"{stage}.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
-            parts.append(sf.run.consumed)
-            eval_secs += sf.run.seconds
             if progress:
                 progress(f"{stage}: {sf.status}" + (f" ({sf.reason})" if sf.reason else "")
                          + f"; {sf.run.calls} calls, {sf.run.attempts} attempts; " + consumed_line(sf.run.consumed, sf.run.seconds))
         run.write_stage(sf)
         statuses[stage] = sf.status
-    total = add_consumed(parts)
-    mins = max(eval_secs, 1e-9) / 60
-    close = CloseFile(version=VERSION, run=path.name, ended=now(), seconds=round(time.monotonic() - t_run, 3),
-                      evaluator_seconds=round(eval_secs, 3), consumed=total,
-                      per_minute={k: round(getattr(total, k) / mins, 1) if eval_secs > 0 else 0.0
-                                  for k in ("input", "output", "cache_read", "cache_write")},
-                      stages=statuses)
+    from . import report_html
+    from .close import close_file, load_view
+
+    try:
+        view = load_view(path, store)
+    except AszError:
+        view = None  # close_file says why in close.json's error
+    close = close_file(path, store, registry, view)
     write_once(path / "close.json", dumps(close, indent=True) + b"\n")
+    if view is not None:
+        try:
+            report_html.write(path, store, view)
+        except Exception as exc:  # the report is a view of close.json: its failure loses nothing
+            if progress:
+                progress(f"report.html was not written: {type(exc).__name__}: {exc}")
     if progress:
-        progress("run closed: the evaluator stages consumed " + consumed_line(total, eval_secs))
+        progress("run closed: the evaluator stages consumed " + consumed_line(close.consumed, close.evaluator_seconds)
+                 + (f"; no final statement: {close.error}" if close.error else ""))
     return RunResult(path, statuses, close)
+
+
+STAGE_FAILED_EXIT = 3
+"""``asz judge``'s exit status when the run closed but a stage it ran failed, or its final
+statement could not be computed (docs/judge.md)."""
+
+
+def failures(path: Path) -> list[str]:
+    """What went wrong in a closed run, one line each with what to do; empty when nothing did."""
+    d = read_run(path)
+    out = []
+    for name, sf in d["stages"].items():
+        if sf.get("status") == "failed":
+            out.append(f"the {name} stage failed: {sf.get('reason') or 'no reason was given'}. Each attempt's prompt, "
+                       f"answer and stderr are in {path / 'calls' / name}; fix what the reason says (or give another "
+                       f"evaluator: --stage-evaluator {name}=NAME) and judge again.")
+    err = (d["close"] or {}).get("error")
+    if err:
+        out.append(f"the final statement could not be computed: {err}")
+    return out
 
 
 # --- reading a run ----------------------------------------------------------------------------

@@ -1,0 +1,554 @@
+"""The close: the final statement, computed (no evaluator) from the record at the run's head, its
+price file and its stage files alone (docs/close.md).
+
+Same head + price file + stage files give the same statement byte for byte: nothing here reads
+a clock, a random number or the machine, and every sum is exact (``Fraction``) until it is
+written, rounded once. A stage that is missing, failed or skipped is read for what it is: with no
+achievement every criterion is unknown (levels unverified), with no efficiency and sub-task
+labels every cost is not reviewed (efficiency unknown), and ``basis`` says so per stage.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import orjson
+from attrs import frozen
+
+from ..errors import AszError
+from ..records import USAGE_TYPES, Usage
+from . import outcomes
+from . import statement as S
+
+
+
+# --- exact sums -----------------------------------------------------------------------------------
+
+class Acc:
+    """An exact sum of call shares (Fractions), rounded only when written."""
+
+    __slots__ = ("calls", "tokens", "money", "unpriced", "unknown")
+
+    def __init__(self) -> None:
+        self.calls: set[str] = set()
+        self.tokens = Fraction(0)
+        self.money = Fraction(0)
+        self.unpriced: set[str] = set()
+        self.unknown: set[str] = set()
+
+    def add(self, c: Any, share: Fraction) -> None:
+        self.calls.add(c.step)
+        u = c.usage
+        self.tokens += share * sum(getattr(u, k) or 0 for k in USAGE_TYPES)
+        if any(getattr(u, k) is None for k in USAGE_TYPES):
+            self.unknown.add(c.step)
+        if c.price.money is None:
+            self.unpriced.add(c.step)
+        else:
+            self.money += share * Fraction(c.price.money)
+
+    def merge(self, o: Acc) -> Acc:
+        self.calls |= o.calls
+        self.tokens += o.tokens
+        self.money += o.money
+        self.unpriced |= o.unpriced
+        self.unknown |= o.unknown
+        return self
+
+    def value(self, unit: str) -> Fraction:
+        return self.money if unit == "money" else self.tokens
+
+    def amount(self) -> S.Amount:
+        return S.Amount(calls=len(self.calls), tokens=round(self.tokens),
+                        money=None if self.unpriced else money(self.money),
+                        unpriced=len(self.unpriced), unknown=len(self.unknown))
+
+
+def money(f: Fraction) -> Decimal:
+    from .target_cost import decimal_of
+
+    return decimal_of(f)
+
+
+def frac(f: Fraction | None) -> str | None:
+    if f is None:
+        return None
+    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+
+
+def score(f: Fraction | None, unit: str) -> S.Score:
+    return S.Score(frac(f), None if f is None else Decimal(round(f * 10000)).scaleb(-4), unit)
+
+
+# --- time -----------------------------------------------------------------------------------------
+
+def parse_time(ts: str | None) -> dt.datetime | None:
+    """A runtime's ISO 8601 time (``Z`` or an offset; none taken for UTC), or None."""
+    if not ts:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
+
+
+def union(spans: Iterable[tuple[str | None, str | None]]) -> tuple[float | None, tuple[S.Span, ...]]:
+    """The union of time spans: overlapping spans count once. None when no span has both ends."""
+    got = sorted((a, b, sa, sb) for sa, sb in spans if (a := parse_time(sa)) and (b := parse_time(sb)) and b >= a)
+    if not got:
+        return None, ()
+    merged: list[list[Any]] = []
+    for a, b, sa, sb in got:
+        if merged and a <= merged[-1][1]:
+            if b > merged[-1][1]:
+                merged[-1][1], merged[-1][3] = b, sb
+        else:
+            merged.append([a, b, sa, sb])
+    secs = sum((b - a).total_seconds() for a, b, _, _ in merged)
+    return round(secs, 3), tuple(S.Span(sa, sb) for _, _, sa, sb in merged)
+
+
+# --- reading the run ------------------------------------------------------------------------------
+
+def read_stages(path: Path) -> dict[str, dict[str, Any]]:
+    from .config import STAGES
+
+    out = {}
+    for s in STAGES:
+        p = path / "stages" / f"{s}.json"
+        if p.is_file():
+            out[s] = orjson.loads(p.read_bytes())
+    return out
+
+
+def usable(stage: dict[str, Any] | None) -> bool:
+    return bool(stage) and stage.get("status") in ("complete", "partial")
+
+
+def _basis(stages: dict[str, dict[str, Any]]) -> dict[str, str]:
+    what = {"targets": "no targets, goals or shares", "achievement": "every criterion unknown: levels unverified",
+            "subtasks": "sub-agents' work not reviewed", "efficiency": "costs not reviewed: efficiency unknown",
+            "reference": "no source compared", "divergence": "no source's contradiction applied"}
+    out = {}
+    for s, consequence in what.items():
+        sf = stages.get(s)
+        if usable(sf):
+            out[s] = "used" + (" (partial)" if sf["status"] == "partial" else "")  # type: ignore[index]
+        elif sf is None:
+            out[s] = f"missing: {consequence}"
+        else:
+            out[s] = f"{sf['status']}" + (f" ({sf.get('reason')})" if sf.get("reason") else "") + f": {consequence}"
+    return out
+
+
+# --- who each call went to ---------------------------------------------------------------------------
+
+class Attribution:
+    """Each call of the window's priced work and the targets it went to, with exact shares: the
+    cut of :func:`asz_core.judge.target_cost.cost_per_target` (a talk cut at its inputs, a sub-agent's
+    calls where the main step that began its chain is), read as shares per call."""
+
+    def __init__(self, w: Any, led: Any, stage: Any) -> None:
+        from .target_cost import cost_per_target
+
+        targets, inputs = (stage.targets, stage.inputs) if stage is not None else ((), ())
+        self.costing = cost_per_target(w, led, targets, inputs)
+        of_call = self.costing.of_call
+        self.shares: dict[str, dict[str, Fraction]] = {
+            s: {t: Fraction(1, len(to)) for t in to} for s, to in of_call.items() if to}
+        self.why = {x.call: x.why for x in self.costing.record.shared}
+        self.talks = {r.target: r.talks for r in self.costing.record.targets}
+        self.claim: dict[str, list[str]] = {}
+        for r in self.costing.record.targets:
+            for k in r.talks:
+                self.claim.setdefault(k, []).append(r.target)
+        self.window_calls = [c for c in led.calls if c.step in of_call]
+
+
+# --- the statement --------------------------------------------------------------------------------
+
+def _targets_stage(stage: dict[str, Any] | None) -> Any:
+    """The targets stage file as its record (None when it holds no usable answer)."""
+    from ..convert import structure
+    from .judgment import StageFile
+
+    return structure(stage, StageFile) if usable(stage) else None
+
+
+def _achievement(stage: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Per target, what the achievement stage kept: criterion states, level, basis, events,
+    contradictions, rework rounds. Empty when the stage did not run or failed."""
+    if not usable(stage):
+        return {}
+    return {t["id"]: t for t in stage.get("targets", []) if isinstance(t, dict) and t.get("id")}  # type: ignore[union-attr]
+
+
+def _labels(stages: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str | None]]:
+    """Call step -> (label, cause of avoidable work) from the sub-task and efficiency stages:
+    empty (every call not reviewed) until they run."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for s in ("efficiency", "subtasks"):
+        sf = stages.get(s)
+        if not usable(sf):
+            continue
+        for row in sf.get("calls", []) or []:  # type: ignore[union-attr]
+            if isinstance(row, dict) and row.get("step") and row.get("label"):
+                out.setdefault(row["step"], (row["label"], row.get("cause")))
+    return out
+
+
+@frozen
+class View:
+    """What a closed run is computed from: run.json, the stage files, the window at its head and
+    the ledger priced with its price file."""
+
+    run: dict[str, Any]
+    stages: dict[str, dict[str, Any]]
+    window: Any
+    ledger: Any
+    prices: Any
+
+
+def load_view(path: Path, store: Any) -> View:
+    """The run at ``path`` as its close reads it; an error when the store's head or the price
+    file is not the one the run judged."""
+    from .. import ledger, window as windows
+
+    run = orjson.loads((path / "run.json").read_bytes())
+    w = windows.build(store, run["conversation"], run["head"], run["window"])
+    if w.round.head != run["head_digest"]:
+        raise AszError(f"{path}: the store's {run['head']} is {w.round.head[:12]}, the run judged {run['head_digest'][:12]}")
+    prices = ledger.load_prices(run["prices"].get("path"))
+    if prices.file.sha256 != run["prices"]["sha256"]:
+        raise AszError(f"{path}: the price file {prices.file.path} changed since the run (SHA-256 "
+                       f"{prices.file.sha256[:12]}, the run used {run['prices']['sha256'][:12]})")
+    return View(run, read_stages(path), w, ledger.build(w.conv, prices), prices)
+
+
+def compute(path: Path, store: Any, registry: Any = None, view: View | None = None) -> S.Statement:
+    """The final statement of the run at ``path``, from its run.json, its stage files, the store
+    at its head and its price file."""
+    from .. import operations, window as windows
+
+    v = view or load_view(path, store)
+    stages, w, led, prices = v.stages, v.window, v.ledger, v.prices
+    conv = w.conv
+    notes: list[str] = []
+    ts = stages.get("targets")
+    targets = list(ts.get("targets", [])) if usable(ts) else []  # type: ignore[union-attr]
+    inputs = list(ts.get("inputs", [])) if usable(ts) else []  # type: ignore[union-attr]
+    goals = list(ts.get("goals", [])) if usable(ts) else []  # type: ignore[union-attr]
+    att = Attribution(w, led, _targets_stage(ts))
+    ach = _achievement(stages.get("achievement"))
+    judged_ach = usable(stages.get("achievement"))  # without it no score was measured: None, not 0
+    labels = _labels(stages)
+    reviewed_any = bool(labels)
+    calls = {c.step: c for c in att.window_calls}
+    step_of_input = {s.input: s.id for s in conv.steps if s.kind == "input" and s.input}
+
+    def label_of(step: str) -> tuple[str, str | None]:
+        return labels.get(step, (S.NOT_REVIEWED, None))
+
+    def acc_of(items: Iterable[tuple[str, Fraction]]) -> Acc:
+        a = Acc()
+        for sid, sh in items:
+            a.add(calls[sid], sh)
+        return a
+
+    per_target: dict[str, list[tuple[str, Fraction]]] = {t["id"]: [] for t in targets}
+    for sid, sh in att.shares.items():
+        for t, f in sh.items():
+            per_target[t].append((sid, f))
+
+    ops = [o for o in operations.of_conversation(conv, registry)
+           if (o.step and w.shows_step(o.step)) and o.talk is not None]
+    asked_by = _asking_calls(conv)
+    op_shares: dict[str, dict[str, Fraction]] = {}
+    for o in ops:
+        call = asked_by.get(o.step)  # type: ignore[arg-type]
+        if call and call in att.shares:
+            op_shares[o.id] = att.shares[call]
+        elif call is None:  # no model call asked for it: the targets of its talk
+            k = o.talk if conv.talk(o.talk).stream == "m" else w.roots.get(conv.talk(o.talk).stream)  # type: ignore[arg-type]
+            mine = att.claim.get(k or "", [])
+            if mine:
+                op_shares[o.id] = {t: Fraction(1, len(mine)) for t in mine}
+
+    findings: list[tuple[int, int, dict[str, Any]]] = []  # (anchor seq, order, fields)
+
+    def seq_of(step: str | None) -> int:
+        try:
+            return conv.step(step).seq if step else 1 << 62
+        except (IndexError, ValueError):
+            return 1 << 62
+
+    outs: list[S.TargetStatement] = []
+    weights: dict[str, Acc] = {}
+    finals: dict[str, Fraction] = {}
+    classes: dict[str, str] = {}
+    t_findings: dict[str, list[int]] = {}
+    for t in targets:
+        tid = t["id"]
+        a = ach.get(tid, {})
+        mine = per_target[tid]
+        total = acc_of(mine)
+        weights[tid] = total
+        by_label: dict[str, Acc] = {}
+        by_cause: dict[str, Acc] = {c: Acc() for c in S.CAUSES}
+        subagents = Acc()
+        for sid, sh in mine:
+            lab, cause = label_of(sid)
+            by_label.setdefault(lab, Acc()).add(calls[sid], sh)
+            if lab in S.AVOIDABLE:
+                by_cause[cause if cause in S.CAUSES else "unknown"].add(calls[sid], sh)
+            if calls[sid].stream != "m":
+                subagents.add(calls[sid], sh)
+        avoid = Acc()
+        for lab in S.AVOIDABLE:
+            if lab in by_label:
+                avoid.merge(by_label[lab])
+        costs = S.Costs(total=total.amount(), by_label={k: by_label[k].amount() for k in sorted(by_label)},
+                        avoidable=avoid.amount(), avoidable_by_cause={k: v.amount() for k, v in by_cause.items()},
+                        not_reviewed=(by_label.get(S.NOT_REVIEWED) or Acc()).amount(), subagents=subagents.amount())
+        # Times: its talks with their child agents; avoidable runs of the main stream.
+        talks = list(att.talks.get(tid, ()))
+        spans = []
+        for k in talks:
+            kt = conv.talk(k)
+            spans.append((kt.start, kt.end))
+            for sid in windows.descendants(conv, w.roots, [k]):
+                for ck in conv.stream(sid).talks:
+                    spans.append((conv.talk(ck).start, conv.talk(ck).end))
+        obs_secs, obs = union(spans)
+        av_secs, av = (union(_avoidable_runs(conv, talks, set(s for s, _ in mine), label_of)) if reviewed_any
+                       else (None, ()))
+        if reviewed_any and av_secs is None:
+            av_secs = 0.0
+        times = S.Times(obs_secs, obs, av_secs, av)
+        j = outcomes.judge_target(t, a, seq_of)
+        crit, contra, undone, events = list(j.criteria), j.contradictions, j.undoings, j.events
+        klass, fin, level, basis = j.class_, j.final, j.level, j.basis
+        met = sum(1 for c in crit if c.state == "met")
+        classes[tid], finals[tid] = klass, fin
+        # Rework rounds and their cost, each call counted once across rounds.
+        rounds, seen = [], Acc()
+        mine_by_step = dict(mine)
+        order = sorted(mine_by_step, key=seq_of)
+        counted: set[str] = set()
+        for r in a.get("rework", []) or []:
+            if not isinstance(r, dict) or not r.get("id"):
+                continue
+            lo, hi = seq_of(r.get("trigger")), seq_of(r.get("last_step"))
+            inside = [s for s in order if lo <= seq_of(s) <= hi and s not in counted]
+            counted.update(inside)
+            ra, rl = Acc(), {}
+            for s in inside:
+                ra.add(calls[s], mine_by_step[s])
+                rl.setdefault(label_of(s)[0], Acc()).add(calls[s], mine_by_step[s])
+            seen.merge(ra)
+            rounds.append(S.Round(r["id"], r.get("trigger"), r.get("trigger_kind"), r.get("cause"), r.get("last_step"),
+                                  ra.amount(), {k: v.amount() for k, v in sorted(rl.items())}))
+        outcome = S.Outcome(level=level, basis=basis, met=met,
+                            unknown=sum(1 for c in crit if c.state in ("unknown", "not_captured")), live=len(crit),
+                            record_score=frac(j.record) if judged_ach else None, final_score=frac(fin) if judged_ach else None,
+                            applied=tuple(x.get("id", "") for x in [*contra, *undone]), class_=klass,
+                            rework=tuple(rounds), rework_cost=seen.amount())
+        corrections = tuple(r["input"] for r in inputs
+                            if any(x.get("target") == tid and x.get("action") == "correct" for x in r.get("actions", [])))
+        mine_f = outcomes.findings_of(tid, t.get("state") not in S.APART, j, rounds, corrections, step_of_input)
+        t_findings[tid] = []
+        for anchor, o, f in mine_f:
+            t_findings[tid].append(len(findings))
+            findings.append((seq_of(anchor), o, {**f, "anchor": anchor}))
+        fops = tuple(S.FileOp(o.id, o.path, o.shows, o.status, o.step, frac(op_shares[o.id][tid]))  # type: ignore[arg-type]
+                     for o in ops if tid in op_shares.get(o.id, {}))
+        outs.append(S.TargetStatement(
+            id=tid, statement=t.get("statement", ""), goal=t.get("goal"), state=t.get("state", "open"),
+            replaced_by=t.get("replaced_by"), talks=tuple(talks), criteria=tuple(crit), outcome=outcome, cost=costs,
+            times=times, shares=tuple(S.Share(sid, tuple(sorted(att.shares[sid])), frac(sh), att.why[sid])  # type: ignore[arg-type]
+                                      for sid, sh in sorted(mine, key=lambda x: seq_of(x[0])) if sid in att.why),
+            corrections=corrections, operations=fops, findings=()))
+    # Findings get ids in recorded order of their anchors.
+    order = sorted(range(len(findings)), key=lambda i: (findings[i][0], findings[i][1], i))
+    fid = {i: f"f{n}" for n, i in enumerate(order, 1)}
+    all_f = tuple(S.Finding(id=fid[i], **findings[i][2]) for i in order)
+    outs = [_with_findings(x, tuple(fid[i] for i in sorted(t_findings[x.id], key=order.index))) for x in outs]
+    # Goals.
+    by_id = {x.id: x for x in outs}
+    gouts = []
+    for g in goals:
+        members = [m for m in g.get("members", []) if m in by_id]
+        main = g.get("main_target")
+        main = main if main in by_id and by_id[main].state not in S.APART else None
+        ranked = [classes[m] for m in members]
+        cls = next((c for c in (*S.CLASSES, *S.APART) if c in ranked), None)
+        ff = [fid[i] for m in members for i in t_findings[m]]
+        first = min(ff, key=lambda f: int(f[1:])) if ff else None
+        wanted_m = [m for m in members if by_id[m].state not in S.APART]
+        mean = sum((finals[m] for m in wanted_m), Fraction(0)) / len(wanted_m) if wanted_m else None
+        gouts.append(S.GoalStatement(g["id"], tuple(members), main, cls, first,
+                                     frac(finals[main]) if main and judged_ach else None,
+                                     frac(mean) if judged_ach else None))
+    # The run's scores, from each call's exact share.
+    target_calls = {sid for sid in att.shares}
+    unit = "money" if target_calls and all(calls[s].price.money is not None for s in target_calls) else "tokens"
+    wanted = [x.id for x in outs if x.state not in S.APART]
+    wsum = sum((weights[t].value(unit) for t in wanted), Fraction(0))
+    ach_score = (sum((weights[t].value(unit) * finals[t] for t in wanted), Fraction(0)) / wsum
+                 if wsum and judged_ach else None)
+    every = Acc()
+    for sid in target_calls:
+        every.add(calls[sid], Fraction(1))
+    reviewed = Acc()
+    avoidable = Acc()
+    for sid in target_calls:
+        lab = label_of(sid)[0]
+        if lab != S.NOT_REVIEWED:
+            reviewed.add(calls[sid], Fraction(1))
+        if lab in S.AVOIDABLE:
+            avoidable.add(calls[sid], Fraction(1))
+    tot = every.value(unit)
+    rv = reviewed.value(unit)
+    eff = 1 - avoidable.value(unit) / rv if rv else None
+    cov = rv / tot if tot else None
+    achieved = [x.id for x in outs if classes[x.id] == "achieved"]
+    allsum = sum((weights[t].value(unit) for t in weights), Fraction(0))
+    dlv = sum((weights[t].value(unit) for t in achieved), Fraction(0)) / allsum if allsum and judged_ach else None
+    scores = S.RunScores(score(ach_score, unit), score(eff, unit), score(cov, unit), score(dlv, unit))
+    unassigned = Acc()
+    for c in att.window_calls:
+        if c.step not in att.shares:
+            unassigned.add(c, Fraction(1))
+    conversation = Acc()
+    for c in att.window_calls:
+        conversation.add(c, Fraction(1))
+    if not targets:
+        notes.append("no target: every cost of the window is unassigned")
+    return S.Statement(
+        basis=_basis(stages), scores=scores, targets=tuple(outs), goals=tuple(gouts), findings=all_f,
+        unassigned=unassigned.amount(), unassigned_operations=tuple(o.id for o in ops if o.id not in op_shares),
+        judging=_judging(path, stages, prices, conversation.amount()), notes=tuple(notes))
+
+
+def _with_findings(x: S.TargetStatement, f: tuple[str, ...]) -> S.TargetStatement:
+    import attrs
+
+    return attrs.evolve(x, findings=f)
+
+
+def _asking_calls(conv: Any) -> dict[str, str | None]:
+    """Tool step -> the model call that asked for it: the last model call before it in its
+    stream and talk (None when none did, as some runtimes record)."""
+    last: dict[tuple[str, str | None], str] = {}
+    out: dict[str, str | None] = {}
+    for s in conv.steps:
+        key = (s.stream, s.talk)
+        if s.kind == "model_call":
+            last[key] = s.id
+        elif s.kind in ("tool", "agent_call"):
+            out[s.id] = last.get(key)
+        elif s.kind == "input":
+            last.pop(key, None)
+    return out
+
+
+def _avoidable_runs(conv: Any, talks: list[str], mine: set[str], label_of: Any) -> list[tuple[str | None, str | None]]:
+    """Spans of the main stream's avoidable work in ``talks``: a run of avoidable calls lasts from
+    its first call to the talk's next call, or to the talk's end."""
+    out = []
+    for k in talks:
+        kt = conv.talk(k)
+        main_calls = [conv.step(s) for s in kt.steps if conv.step(s).kind == "model_call"]
+        start = None
+        for c in main_calls:
+            bad = c.id in mine and label_of(c.id)[0] in S.AVOIDABLE
+            if bad and start is None:
+                start = c.ts
+            elif not bad and start is not None:
+                out.append((start, c.ts))
+                start = None
+        if start is not None:
+            out.append((start, kt.end))
+    return out
+
+
+def _judging(path: Path, stages: dict[str, dict[str, Any]], prices: Any, conversation: S.Amount) -> S.Judging:
+    """What each evaluator stage consumed, request by request from requests.jsonl, priced where
+    the price file lists the request's model (at the stage's start)."""
+    per: dict[str, S.Amount] = {}
+    whole = _ReqAcc()
+    for name, sf in stages.items():
+        r = sf.get("run") or {}
+        if not r.get("attempts"):
+            continue
+        a = _ReqAcc()
+        for att in r.get("attempt_log", []):
+            f = path / att["directory"] / "requests.jsonl"
+            lines = f.read_bytes().splitlines() if f.is_file() else []
+            for n, line in enumerate(lines):
+                try:
+                    q = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    a.unknown.add(f"{att['directory']}:{n}")
+                    continue
+                a.add(f"{att['directory']}:{n}", q, prices, r.get("started"))
+            if not lines and att.get("consumed", {}).get("requests"):
+                a.unknown.add(att["directory"])
+        per[name] = a.amount()
+        whole.merge(a)
+    return S.Judging(per, whole.amount(), conversation)
+
+
+class _ReqAcc(Acc):
+    def add(self, key: str, q: dict[str, Any], prices: Any, ts: str | None) -> None:  # type: ignore[override]
+        self.calls.add(key)
+        if not q.get("said", True):
+            self.unknown.add(key)
+            self.unpriced.add(key)
+            return
+        u = Usage(**{k: q.get(k) for k in USAGE_TYPES})
+        self.tokens += sum(getattr(u, k) or 0 for k in USAGE_TYPES)
+        if any(getattr(u, k) is None for k in USAGE_TYPES):
+            self.unknown.add(key)
+        p = prices.price(q.get("model"), u, ts)
+        if p.money is None:
+            self.unpriced.add(key)
+        else:
+            self.money += Fraction(p.money)
+
+
+def close_file(path: Path, store: Any, registry: Any = None, view: View | None = None) -> Any:
+    """close.json of the run at ``path``: how its stages ran, what they consumed, and the final
+    statement; a function of run.json, the stage files, the store at the head and the price file
+    only (the run's end is its last stage's end, never the clock)."""
+    from ..convert import structure
+    from .judgment import VERSION, CloseFile, Consumed
+    from .context import add_consumed
+
+    run = orjson.loads((path / "run.json").read_bytes())
+    stages = read_stages(path)
+    parts = [structure((sf.get("run") or {}).get("consumed") or {}, Consumed) for sf in stages.values()]
+    total = add_consumed(parts)
+    eval_secs = round(sum(float((sf.get("run") or {}).get("seconds") or 0) for sf in stages.values()), 3)
+    ends = [e for sf in stages.values() if (e := (sf.get("run") or {}).get("ended"))]
+    ended = max([run["started"], *ends], key=lambda x: parse_time(x) or dt.datetime.min.replace(tzinfo=dt.UTC))
+    a, b = parse_time(run["started"]), parse_time(ended)
+    mins = max(eval_secs, 1e-9) / 60
+    error = None
+    try:
+        st = compute(path, store, registry, view)
+    except AszError as exc:
+        st, error = None, str(exc)
+    except Exception as exc:  # asz's own fault: the run still closes, and says so
+        st, error = None, f"the final statement could not be computed: {type(exc).__name__}: {exc}"
+    return CloseFile(version=VERSION, run=run["run"], ended=ended,
+                     seconds=round((b - a).total_seconds(), 3) if a and b else 0.0, evaluator_seconds=eval_secs,
+                     consumed=total, per_minute={k: round(getattr(total, k) / mins, 1) if eval_secs > 0 else 0.0
+                                                 for k in ("input", "output", "cache_read", "cache_write")},
+                     stages={s: sf.get("status", "?") for s, sf in stages.items()}, statement=st, error=error)

@@ -1,0 +1,130 @@
+"""How each target ended (spec: "How each target ended"): its criteria as the achievement stage
+kept them, the deliveries standing at the end, the contradictions and undoings that apply, the
+level, the record and final scores, the class, and asz's own findings. Pure functions over the
+stage files' JSON; :mod:`asz_core.close` prices and times what they name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from attrs import frozen
+
+from . import statement as S
+
+STATES = ("met", "not_met", "unknown", "not_captured")
+LEVELS = ("achieved", "partial", "not_achieved", "unverified")
+
+
+def level_of(states: list[str]) -> str:
+    """decisions.md section 5, over the live criteria's states (none: unverified)."""
+    if states and all(s == "met" for s in states):
+        return "achieved"
+    met, no = states.count("met"), states.count("not_met")
+    if met and no:
+        return "partial"
+    if no:
+        return "not_achieved"
+    return "unverified"
+
+
+def standing(events: list[dict[str, Any]]) -> list[str]:
+    """The deliveries standing after ``events``: every delivery except those a later delivery
+    again replaced (one that names what it corrects replaces those; one naming none, all)."""
+    out: list[str] = []
+    for e in events:
+        if e.get("kind") == "delivered":
+            out.append(e["id"])
+        elif e.get("kind") == "delivered_again":
+            named = [d for d in e.get("corrects") or [] if d in out]
+            out = [d for d in out if named and d not in named]
+            out.append(e["id"])
+    return out
+
+
+@frozen
+class Judged:
+    criteria: tuple[S.Criterion, ...]
+    level: str
+    basis: str
+    record: Fraction
+    final: Fraction
+    class_: str
+    contradictions: list[dict[str, Any]]
+    """Contradictions of deliveries standing at the end: those that apply."""
+    undoings: list[dict[str, Any]]
+    """Undoings that apply: one of the deliveries they took back still stands at the end."""
+    events: list[dict[str, Any]]
+
+
+def judge_target(t: dict[str, Any], a: dict[str, Any], seq_of: Callable[[str | None], int]) -> Judged:
+    """A target of the targets stage with what the achievement stage kept of it (``a``, empty
+    when it did not run)."""
+    states = {c["id"]: c for c in a.get("criteria", []) if isinstance(c, dict) and c.get("id")}
+    live = [c for c in t.get("criteria", []) if not c.get("dropped")]
+    events = [e for e in a.get("events", []) if isinstance(e, dict) and e.get("id")]
+    events.sort(key=lambda e: seq_of(e.get("step")))
+    end = set(standing(events))
+    contra = [x for x in a.get("contradictions", []) if isinstance(x, dict) and x.get("delivery") in end]
+    undone = []
+    for i, e in enumerate(events):
+        if e.get("kind") != "undone":
+            continue
+        took = e.get("deliveries") or standing(events[:i])  # none named: every one standing then
+        if any(d in end for d in took):
+            undone.append(e)
+    whole = any(not x.get("criteria") for x in [*contra, *undone])  # the conclusion, or the whole result
+    off = {c for x in [*contra, *undone] for c in (x.get("criteria") or [])}
+    crit = []
+    for c in live:
+        got = states.get(c["id"], {})
+        st = got.get("state") if got.get("state") in STATES else "unknown"
+        crit.append(S.Criterion(c["id"], c.get("text", ""), st, "not_met" if c["id"] in off else st,
+                                tuple(got.get("citations") or ()), got.get("reason")))
+    n = len(crit)
+    record = Fraction(sum(1 for c in crit if c.state == "met"), n) if n else Fraction(0)
+    final = Fraction(0) if whole or not n else Fraction(sum(1 for c in crit if c.final == "met"), n)
+    level = a.get("level") if a.get("level") in LEVELS else level_of([c.state for c in crit])
+    if t.get("state") in S.APART:
+        klass = t["state"]
+    elif contra:
+        klass = "contradicted"
+    elif undone:
+        klass = "reverted"
+    else:
+        klass = level
+    return Judged(tuple(crit), level, a.get("basis") or "no_evidence", record, final, klass, contra, undone, events)
+
+
+def findings_of(tid: str, wanted: bool, j: Judged, rounds: list[S.Round], corrections: tuple[str, ...],
+                step_of_input: dict[str, str]) -> list[tuple[str | None, int, dict[str, Any]]]:
+    """asz's own findings for one target, each (anchor step, order among findings at one step,
+    fields): each criterion not met at its first citation, each applying contradiction and
+    undoing at its event, each round of rework at its trigger, each correction at the person's
+    input unless a round began there. A target no longer wanted keeps only the last two kinds."""
+    out: list[tuple[str | None, int, dict[str, Any]]] = []
+    if wanted:
+        for c in j.criteria:
+            if c.state == "not_met":
+                out.append((c.citations[0] if c.citations else None, 0,
+                            {"kind": "criterion_not_met", "target": tid, "about": c.id, "what": f"{c.id} not met: {c.text}"}))
+        by_id = {e["id"]: e for e in j.events}
+        for x in j.contradictions:
+            out.append((by_id.get(x.get("delivery"), {}).get("step"), 1,
+                        {"kind": "contradiction", "target": tid, "about": x.get("id", ""),
+                         "what": f"the delivery {x.get('delivery')} is contradicted"
+                                 + (f" on {', '.join(x['criteria'])}" if x.get("criteria") else " in its conclusion")}))
+        for e in j.undoings:
+            out.append((e.get("step"), 1, {"kind": "undoing", "target": tid, "about": e["id"],
+                                           "what": f"the result was undone ({e['id']})"}))
+    triggers = set()
+    for r in rounds:
+        triggers.add(r.trigger)
+        out.append((r.trigger, 2, {"kind": "rework", "target": tid, "about": r.id,
+                                   "what": f"rework {r.id}" + (f" ({r.cause})" if r.cause else "")}))
+    for i in corrections:
+        sid = step_of_input.get(i)
+        if sid not in triggers and i not in triggers:
+            out.append((sid, 3, {"kind": "correction", "target": tid, "about": i, "what": f"the person corrected {tid} ({i})"}))
+    return out

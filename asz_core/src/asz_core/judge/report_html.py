@@ -1,0 +1,361 @@
+"""report.html: one self-contained page of a closed run (docs/close.md).
+
+Rendered from close.json, the stage files and the run's view of the conversation (the cited
+steps' text is embedded), with inline CSS, inline SVG and a few lines of inline script: nothing
+is fetched when it is viewed. Every figure it shows carries ``data-figure`` (what it is in
+close.json) so a test in a real browser can check it against close.json. The page reads without
+its script: citations are plain anchors to the steps' text (``:target`` shows them); the script
+only opens a cited step beside the report and marks the page ``data-ready``.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from .close import parse_time as _t
+
+LABEL_COLOURS = {
+    "productive": "#3b8a4f", "necessary_exploration": "#7fb27f", "changed_requirement": "#9aa7c7",
+    "repeated_failure": "#c0392b", "avoidable_error": "#e25b45", "redundant_work": "#e8873a",
+    "unrequested_work": "#d9a13b", "misdirected_delegation": "#a44d8c", "redundant_delegation": "#c27bb0",
+    "misled_by_subtask": "#7d3c98", "not_reviewed": "#b8b8b8",
+}
+CLASS_COLOURS = {"contradicted": "#8e1b1b", "reverted": "#b03a2e", "not_achieved": "#c0392b", "partial": "#d68910",
+                 "unverified": "#7f8c8d", "achieved": "#1e8449", "cancelled": "#5d6d7e", "replaced": "#5d6d7e"}
+
+CSS = """
+:root{--fg:#1d232a;--dim:#66707a;--line:#dde1e5;--bg:#fbfbfc}
+*{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;color:var(--fg);background:var(--bg);margin:0}
+main{max-width:1100px;margin:0 auto;padding:24px}h1{font-size:20px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
+h3{font-size:15px;margin:0}.dim{color:var(--dim)}.mono{font-family:ui-monospace,Menlo,monospace;font-size:12.5px}
+.cards{display:flex;gap:12px;flex-wrap:wrap;margin:16px 0}.card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:12px 16px;min-width:170px}
+.card .big{font-size:26px;font-weight:600}.badge{display:inline-block;border-radius:10px;padding:1px 9px;color:#fff;font-size:12px;font-weight:600}
+.target{background:#fff;border:1px solid var(--line);border-radius:8px;padding:14px 16px;margin:10px 0}
+table{border-collapse:collapse;width:100%;margin:6px 0}td,th{border-bottom:1px solid var(--line);padding:3px 6px;text-align:left;vertical-align:top}
+th{font-weight:600;color:var(--dim);font-size:12px}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+a.cite{font-family:ui-monospace,Menlo,monospace;font-size:12px;background:#eef3fb;border-radius:4px;padding:0 4px;text-decoration:none}
+.legend span{display:inline-block;margin-right:10px;font-size:12px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
+.step{display:none;background:#fff;border:1px solid var(--line);border-left:4px solid #4a78c2;border-radius:6px;padding:10px 12px;margin:8px 0}
+.step:target,.step.open{display:block}.step pre{white-space:pre-wrap;word-break:break-word;margin:6px 0 0;max-height:420px;overflow:auto}
+.note{color:#8a5a00}svg text{font:11px system-ui,sans-serif;fill:#333}
+"""
+
+SCRIPT = """
+(function(){
+  function show(id){
+    document.querySelectorAll('.step.open').forEach(function(e){e.classList.remove('open')});
+    var e=document.getElementById(id); if(e&&e.classList.contains('step')){e.classList.add('open');}
+  }
+  document.addEventListener('click',function(ev){
+    var a=ev.target.closest&&ev.target.closest('a.cite'); if(a){show(a.getAttribute('href').slice(1));}
+  });
+  if(location.hash){show(location.hash.slice(1));}
+  document.body.dataset.ready='1';
+})();
+"""
+
+
+def _e(x: Any) -> str:
+    return escape("" if x is None else str(x), quote=True)
+
+
+def money(m: Any) -> str:
+    return "—" if m is None else f"${m}"
+
+
+def amount(a: dict[str, Any] | None, fig: str) -> str:
+    """A cost as shown: money (exact as close.json writes it) when priced, and tokens."""
+    if not a:
+        return "—"
+    m = a.get("money")
+    s = (f'<span data-figure="{_e(fig)}.money">{_e(money(m))}</span> · ' if m is not None else
+         f'<span class="dim">unpriced ({a.get("unpriced", 0)} calls)</span> · ')
+    return s + f'<span data-figure="{_e(fig)}.tokens">{a.get("tokens", 0):,}</span> tokens'
+
+
+def cite(step: str | None, steps: dict[str, Any]) -> str:
+    if not step:
+        return '<span class="dim">—</span>'
+    if step in steps:
+        return f'<a class="cite" href="#{_e(step)}">{_e(step)}</a>'
+    return f'<span class="mono">{_e(step)}</span>'
+
+
+def bar(by_label: dict[str, dict[str, Any]], unit: str, width: int = 520) -> str:
+    """The target's cost stacked by label, as inline SVG."""
+    key = "money" if unit == "money" else "tokens"
+    vals = [(k, float(v.get(key) or 0)) for k, v in by_label.items()]
+    total = sum(v for _, v in vals)
+    if total <= 0:
+        return '<span class="dim">no cost</span>'
+    x, parts = 0.0, []
+    for k, v in vals:
+        w = width * v / total
+        parts.append(f'<rect x="{x:.2f}" y="0" width="{w:.2f}" height="16" fill="{LABEL_COLOURS.get(k, "#999")}">'
+                     f'<title>{_e(k)}: {v:g}</title></rect>')
+        x += w
+    return f'<svg width="{width}" height="16" role="img" aria-label="cost by label">{"".join(parts)}</svg>'
+
+
+def timeline(rows: list[dict[str, Any]], width: int = 1040) -> str:
+    """Main talks as bars on one time axis, each with the targets it served, and the sub-agents
+    it started below it (a sub-agent that outlived its talk shows past it)."""
+    pts = [t for r in rows for t in [_t(r["start"]), _t(r["end"])] + [x for s in r["subagents"] for x in (_t(s["start"]), _t(s["end"]))] if t]
+    if not pts:
+        return '<p class="dim">no talk has a recorded time</p>'
+    lo, hi = min(pts), max(pts)
+    span = max((hi - lo).total_seconds(), 1.0)
+    left, usable = 150, width - 160
+
+    def X(ts: str | None) -> float | None:
+        t = _t(ts)
+        return None if t is None else left + usable * (t - lo).total_seconds() / span
+
+    y, out = 4, []
+    for r in rows:
+        a, b = X(r["start"]), X(r["end"])
+        label = f'{r["talk"]} → {", ".join(r["targets"]) or "unassigned"}'
+        out.append(f'<text x="4" y="{y + 12}">{_e(label)}</text>')
+        if a is not None and b is not None:
+            out.append(f'<rect class="talk" data-talk="{_e(r["talk"])}" x="{a:.1f}" y="{y}" width="{max(b - a, 2):.1f}" height="16" '
+                       f'fill="#4a78c2"><title>{_e(r["talk"])}: {_e(r["start"])} – {_e(r["end"])}</title></rect>')
+        y += 20
+        for s in r["subagents"]:
+            a, b = X(s["start"]), X(s["end"])
+            out.append(f'<text x="16" y="{y + 10}" class="dim">{_e(s["stream"])}</text>')
+            if a is not None and b is not None:
+                out.append(f'<rect class="sub" x="{a:.1f}" y="{y}" width="{max(b - a, 2):.1f}" height="11" fill="#9bb7e0">'
+                           f'<title>{_e(s["stream"])} ({_e(s["key"])}): {_e(s["start"])} – {_e(s["end"])}</title></rect>')
+            y += 14
+        y += 4
+    return f'<svg width="{width}" height="{y}" role="img" aria-label="timeline">{"".join(out)}</svg>'
+
+
+def render(m: dict[str, Any]) -> str:
+    """The page of a report model (see :func:`model`)."""
+    run, close = m["run"], m["close"] or {}
+    st = close.get("statement") or {}
+    steps = m["steps"]
+    sc = st.get("scores") or {}
+    h: list[str] = []
+    h.append(f'<h1>asz judge · {_e(str(run.get("conversation"))[:8])} at {_e(run.get("head"))}</h1>')
+    h.append(f'<div class="dim">run {_e(run.get("run"))} · {_e(run.get("runtime"))} · window {_e(run.get("window"))} · '
+             f'prices {_e(run.get("prices", {}).get("name"))} · kit {_e(str(run.get("kit"))[:12])}</div>')
+    if close.get("error"):
+        h.append(f'<p class="note">No final statement: {_e(close["error"])}</p>')
+    h.append('<div class="cards">')
+    for k, title in (("achievement", "achievement"), ("efficiency", "efficiency"), ("coverage", "reviewed"),
+                     ("delivered", "delivered")):
+        s = sc.get(k) or {}
+        v = s.get("rounded")
+        h.append(f'<div class="card"><div class="dim">{title}</div><div class="big" data-figure="scores.{k}">'
+                 f'{_e(v) if v is not None else "—"}</div><div class="dim">by {_e(s.get("unit", ""))}</div></div>')
+    j = st.get("judging") or {}
+    h.append(f'<div class="card"><div class="dim">the conversation cost</div><div>{amount(j.get("conversation"), "judging.conversation")}</div>'
+             f'<div class="dim" style="margin-top:6px">judging it cost</div><div>{amount(j.get("total"), "judging.total")}</div></div>')
+    h.append("</div>")
+    notes = [f"{k}: {v}" for k, v in (st.get("basis") or {}).items() if not str(v).startswith("used")] + list(st.get("notes") or [])
+    if notes:
+        h.append('<ul class="note">' + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
+    targets = {t["id"]: t for t in st.get("targets", [])}
+    unit = (sc.get("achievement") or {}).get("unit", "tokens")
+    h.append('<div class="legend">' + "".join(f'<span><i style="background:{c}"></i>{_e(k)}</span>'
+                                              for k, c in LABEL_COLOURS.items()) + "</div>")
+    groups = [(g, [targets[x] for x in g["members"] if x in targets]) for g in st.get("goals", [])]
+    grouped = {x for g, _ in groups for x in g["members"]}
+    rest = [t for t in targets.values() if t["id"] not in grouped]
+    if rest:
+        groups.append(({"id": None}, rest))
+    statements = m.get("goal_statements", {})
+    for g, members in groups:
+        if g.get("id"):
+            main = g.get("main_target") or "undetermined"
+            h.append(f'<h2 data-goal="{_e(g["id"])}">{_e(g["id"])}: {_e(statements.get(g["id"], ""))}</h2>'
+                     f'<div class="dim">main target {_e(main)} · class {_badge(g.get("class"))} · main final score '
+                     f'{_e(g.get("main_final_score") or "—")} · mean final score {_e(g.get("mean_final_score") or "—")} · '
+                     f'first finding {_e(g.get("first_finding") or "—")}</div>')
+        else:
+            h.append("<h2>in no goal</h2>")
+        for t in members:
+            h.append(_target(t, steps, unit, m.get("target_inputs", {}).get(t["id"], [])))
+    h.append("<h2>sub-agents</h2>")
+    subs = m.get("subagents", [])
+    if subs:
+        h.append("<table><tr><th>stream</th><th>key</th><th>started in</th><th>calls</th><th>cost</th></tr>" + "".join(
+            f'<tr><td class="mono">{_e(s["stream"])}</td><td class="mono">{_e(s["key"])}</td><td>{_e(s["root"])}</td>'
+            f'<td class="num">{s["calls"]}</td><td class="num">{amount(s, "subagents." + s["stream"])}</td></tr>' for s in subs)
+            + "</table>")
+    else:
+        h.append('<p class="dim">no sub-agent ran in the window</p>')
+    h.append("<h2>timeline</h2>" + timeline(m.get("timeline", [])))
+    h.append("<h2>findings</h2>")
+    fs = st.get("findings", [])
+    if fs:
+        h.append("<table><tr><th>id</th><th>target</th><th>kind</th><th>where</th><th>what</th></tr>" + "".join(
+            f'<tr data-finding="{_e(f["id"])}"><td>{_e(f["id"])}</td><td>{_e(f["target"])}</td><td>{_e(f["kind"])}</td>'
+            f'<td>{cite(f.get("anchor"), steps)}</td><td>{_e(f["what"])}</td></tr>' for f in fs) + "</table>")
+    else:
+        h.append('<p class="dim">asz recorded no finding</p>')
+    for name, fl in m.get("stage_findings", []):
+        h.append(f"<h3>{_e(name)}'s findings</h3><ul>" + "".join(
+            f'<li>{cite(f.get("anchor"), steps)} {_e(f.get("what") or f.get("problem") or "")}</li>' for f in fl) + "</ul>")
+    h.append('<h2>cited steps</h2><p class="dim">each citation above opens its step here</p><section id="steps">')
+    for sid, s in steps.items():
+        h.append(f'<div class="step" id="{_e(sid)}"><b>{_e(sid)}</b> <span class="dim">{_e(s.get("kind"))} · '
+                 f'{_e(s.get("talk"))} · {_e(s.get("stream"))} · {_e(s.get("ts"))}'
+                 + (f' · {_e(s.get("name"))} {_e(s.get("status"))}' if s.get("name") else "")
+                 + f'</span><pre>{_e(s.get("text"))}</pre>'
+                 + (f'<div class="dim">{s["size"]:,} bytes recorded; the first {len(s["text"].encode()):,} shown</div>'
+                    if s.get("size", 0) > len((s.get("text") or "").encode()) else "") + "</div>")
+    h.append("</section>")
+    return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>asz judge {_e(str(run.get('conversation'))[:8])} {_e(run.get('run'))}</title>"
+            f"<meta name=\"viewport\" content=\"width=device-width\"><style>{CSS}</style></head>"
+            f"<body><main>{''.join(h)}</main><script>{SCRIPT}</script></body></html>\n")
+
+
+def _badge(c: str | None) -> str:
+    if not c:
+        return '<span class="dim">—</span>'
+    return f'<span class="badge" style="background:{CLASS_COLOURS.get(c, "#777")}">{_e(c)}</span>'
+
+
+def _target(t: dict[str, Any], steps: dict[str, Any], unit: str, inputs: list[tuple[str, str]]) -> str:
+    o, c, tm = t["outcome"], t["cost"], t["times"]
+    tid = t["id"]
+    f = f"targets.{tid}"
+    h = [f'<div class="target" data-target="{_e(tid)}"><h3>{_e(tid)} {_badge(o.get("class"))} '
+         f'<span class="dim">{_e(o["level"])} · basis {_e(o["basis"])} · {_e(t["state"])}</span></h3>',
+         f"<div>{_e(t['statement'])}</div>",
+         f'<div class="dim">record score <span data-figure="{f}.record_score">{_e(o.get("record_score") or "—")}</span> · '
+         f'final score <span data-figure="{f}.final_score">{_e(o.get("final_score") or "—")}</span> · '
+         f'{o["met"]} of {o["live"]} criteria met, {o["unknown"]} unknown</div>',
+         f'<table><tr><th style="width:150px">cost</th><td>{amount(c["total"], f + ".cost.total")}</td></tr>'
+         f'<tr><th>by label</th><td>{bar(c["by_label"], unit)}</td></tr>'
+         f'<tr><th>avoidable</th><td>{amount(c["avoidable"], f + ".cost.avoidable")} (sub-agents caused '
+         f'{amount(c["avoidable_by_cause"].get("subtask"), f + ".cost.avoidable_subtask")}; cause not shown '
+         f'{amount(c["avoidable_by_cause"].get("unknown"), f + ".cost.avoidable_unknown")})</td></tr>'
+         f'<tr><th>not reviewed</th><td>{amount(c["not_reviewed"], f + ".cost.not_reviewed")}</td></tr>'
+         f'<tr><th>sub-agents\' calls</th><td>{amount(c["subagents"], f + ".cost.subagents")}</td></tr>'
+         f'<tr><th>observed time</th><td><span data-figure="{f}.times.observed_seconds">{_secs(tm.get("observed_seconds"))}</span>'
+         f' · avoidable <span data-figure="{f}.times.avoidable_seconds">{_secs(tm.get("avoidable_seconds"))}</span></td></tr>'
+         f'<tr><th>talks</th><td>{_e(", ".join(t["talks"]) or "—")}</td></tr>'
+         f'<tr><th>inputs</th><td>{" ".join(cite(s, steps) + " " + _e(a) for s, a in inputs) or "—"}</td></tr>'
+         + (f'<tr><th>corrections</th><td>{_e(", ".join(t["corrections"]))}</td></tr>' if t["corrections"] else "")
+         + "</table>"]
+    if t["criteria"]:
+        h.append("<table><tr><th>criterion</th><th>state</th><th>final</th><th>citations</th><th>reason</th></tr>" + "".join(
+            f'<tr><td>{_e(x["id"])} {_e(x["text"])}</td><td>{_e(x["state"])}</td><td>{_e(x["final"])}</td>'
+            f'<td>{" ".join(cite(s, steps) for s in x["citations"]) or "—"}</td><td>{_e(x.get("reason") or "")}</td></tr>'
+            for x in t["criteria"]) + "</table>")
+    if o.get("rework"):
+        h.append("<table><tr><th>rework</th><th>trigger</th><th>cause</th><th>cost</th></tr>" + "".join(
+            f'<tr><td>{_e(r["id"])}</td><td>{cite(r.get("trigger"), steps)}</td><td>{_e(r.get("cause"))}</td>'
+            f'<td class="num">{amount(r["cost"], f + ".rework." + r["id"])}</td></tr>' for r in o["rework"]) + "</table>")
+    if t["operations"]:
+        h.append("<table><tr><th>operation</th><th>file</th><th>shows</th><th>status</th><th>share</th></tr>" + "".join(
+            f'<tr><td>{_e(x["id"])} {cite(x.get("step"), steps)}</td><td class="mono">{_e(x.get("path") or "files changed, not named")}</td>'
+            f'<td>{_e(x["shows"])}</td><td>{_e(x.get("status"))}</td><td>{_e(x["share"])}</td></tr>' for x in t["operations"])
+            + "</table>")
+    h.append("</div>")
+    return "".join(h)
+
+
+def _secs(s: float | None) -> str:
+    if s is None:
+        return "—"
+    s = float(s)
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.1f} min"
+
+
+# --- the model -------------------------------------------------------------------------------------
+
+def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
+    """What the page shows: the run as :func:`asz_core.judge.runner.read_run` reads it, the cited steps'
+    text, the timeline of talks with the targets they served and the sub-agents they started,
+    and each sub-agent's cost."""
+    import orjson
+
+    from .. import window as windows
+    from .close import load_view, read_stages
+
+    d = {"run": orjson.loads((path / "run.json").read_bytes()), "stages": read_stages(path),
+         "close": orjson.loads((path / "close.json").read_bytes()) if (path / "close.json").is_file() else None}
+    v = view or load_view(path, store)
+    w, led = v.window, v.ledger
+    conv = w.conv
+    st = (d["close"] or {}).get("statement") or {}
+    tg = d["stages"].get("targets") or {}
+    step_of_input = {s.input: s.id for s in conv.steps if s.kind == "input" and s.input}
+    target_inputs: dict[str, list[tuple[str, str]]] = {}
+    for r in tg.get("inputs", []) or []:
+        for a in r.get("actions", []):
+            if a.get("target"):
+                target_inputs.setdefault(a["target"], []).append((step_of_input.get(r["input"], r["input"]), a["action"]))
+    wanted: set[str] = set()
+    for t in st.get("targets", []):
+        for x in t["criteria"]:
+            wanted.update(x.get("citations") or ())
+        for r in t["outcome"].get("rework", []):
+            wanted.update(s for s in (r.get("trigger"), r.get("last_step")) if s)
+        wanted.update(x["step"] for x in t["operations"] if x.get("step"))
+    for f in st.get("findings", []):
+        if f.get("anchor"):
+            wanted.add(f["anchor"])
+    for xs in target_inputs.values():
+        wanted.update(s for s, _ in xs)
+    stage_findings = []
+    for name in ("achievement", "subtasks", "efficiency", "divergence"):
+        fl = [f for f in (d["stages"].get(name) or {}).get("findings", []) or [] if isinstance(f, dict)]
+        if fl:
+            stage_findings.append((name, fl))
+            wanted.update(f["anchor"] for f in fl if isinstance(f.get("anchor"), str))
+    steps: dict[str, Any] = {}
+    for sid in sorted(wanted, key=lambda s: int(s[1:]) if s[1:].isdigit() else 1 << 60):
+        if not (sid[:1] == "s" and sid[1:].isdigit()) or int(sid[1:]) > len(conv.steps) or not w.shows_step(sid):
+            continue
+        s = conv.step(sid)
+        text = s.text if s.kind != "tool" or s.text else str(s.request or "")
+        steps[sid] = {"kind": s.kind, "talk": s.talk, "stream": s.stream, "ts": s.ts, "text": text, "size": s.size,
+                      "name": s.name, "status": s.status}
+    served: dict[str, list[str]] = {}
+    for t in st.get("targets", []):
+        for k in t["talks"]:
+            served.setdefault(k, []).append(t["id"])
+    streams = {s.id: s for s in led.streams}
+    rows = []
+    for k in w.judged:
+        kt = conv.talk(k)
+        subs = []
+        for sid in windows.descendants(conv, w.roots, [k]):
+            ts = [conv.talk(x) for x in conv.stream(sid).talks]
+            starts = [x.start for x in ts if x.start]
+            ends = [x.end for x in ts if x.end]
+            subs.append({"stream": sid, "key": conv.stream(sid).key, "start": min(starts) if starts else None,
+                         "end": max(ends) if ends else None})
+        rows.append({"talk": k, "start": kt.start, "end": kt.end, "targets": served.get(k, []), "subagents": subs})
+    judged = set(w.judged)
+    subagents = []
+    for s in led.streams:
+        if s.kind == "child" and (s.root in judged or w.whole):
+            subagents.append({"stream": s.id, "key": s.key, "root": s.root, "calls": s.tally.calls,
+                              "tokens": s.tally.token_sum, "money": None if s.tally.unpriced else s.tally.money,
+                              "unpriced": s.tally.unpriced})
+    del streams
+    goal_statements = {}
+    for g in tg.get("goals", []) or []:
+        ev = [e.get("statement") for e in g.get("evolution", []) if e.get("statement")]
+        goal_statements[g["id"]] = ev[-1] if ev else ""
+    return {"run": d["run"] or {}, "close": d["close"], "steps": steps, "timeline": rows, "subagents": subagents,
+            "stage_findings": stage_findings, "target_inputs": target_inputs, "goal_statements": goal_statements}
+
+
+def write(path: Path, store: Any, view: Any = None) -> Path:
+    """Write report.html beside close.json, once, atomically."""
+    from .context import write_once
+
+    out = path / "report.html"
+    write_once(out, render(model(path, store, view)).encode())
+    return out

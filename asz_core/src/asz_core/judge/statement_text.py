@@ -1,0 +1,135 @@
+"""The final statement for the terminal (``asz judge -show RUN``): the run's scores first, then each
+goal and target with class, level, scores, cost and avoidable part, and the findings.
+
+Readable at 80 columns and at 160: the figures (scores, money, tokens, time) never wrap or get
+cut, the words (statements, findings) fold. Colours come from rich, which writes them only to a
+terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+CLASS_STYLE = {"contradicted": "bold red", "reverted": "red", "not_achieved": "red", "partial": "yellow",
+               "unverified": "dim", "achieved": "green", "cancelled": "dim", "replaced": "dim"}
+
+
+def amount(a: dict[str, Any] | None, unit: str = "money") -> str:
+    """A cost in one short cell: money when priced (exact as close.json writes it), else tokens."""
+    if not a:
+        return "—"
+    m = a.get("money")
+    if unit == "money" and m is not None:
+        return f"${_trim(m)}"
+    return f"{a.get('tokens', 0):,} tok"
+
+
+def _trim(m: Any) -> str:
+    """``12.500000`` -> ``12.50``, ``0.080241`` -> ``0.080241``: the exact amount, cents at least."""
+    whole, _, dec = str(m).partition(".")
+    dec = dec.rstrip("0")
+    return f"{whole}.{dec.ljust(2, '0')}"
+
+
+def _both(a: dict[str, Any] | None) -> str:
+    a = a or {}
+    m = f"${_trim(a['money'])}" if a.get("money") is not None else f"unpriced ({a.get('unpriced', 0)} calls)"
+    return f"{m}, {a.get('tokens', 0):,} tokens"
+
+
+def secs(s: float | None) -> str:
+    if s is None:
+        return "—"
+    return f"{s:.0f} s" if s < 120 else (f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.1f} h")
+
+
+def score(s: dict[str, Any] | None) -> str:
+    if not s or s.get("rounded") is None:
+        return "—"
+    return f"{float(s['rounded']):.2f}"
+
+
+def frac(v: str | None) -> str:
+    if v is None:
+        return "—"
+    if "/" in v:
+        a, b = v.split("/")
+        return f"{int(a) / int(b):.2f}"
+    return f"{float(v):.2f}"
+
+
+def statement_text(st: dict[str, Any]) -> Group:
+    sc = st.get("scores") or {}
+    unit = (sc.get("achievement") or {}).get("unit", "tokens")
+    parts: list[Any] = []
+    head = Text.assemble(("achievement ", "bold"), (score(sc.get("achievement")), "bold cyan"),
+                         ("   efficiency ", "bold"), (score(sc.get("efficiency")), "bold cyan"),
+                         (f" (reviewed {score(sc.get('coverage'))})", "dim"),
+                         ("   delivered ", "bold"), (score(sc.get("delivered")), "bold cyan"),
+                         (f"   by {unit}", "dim"))
+    parts.append(head)
+    j = st.get("judging") or {}
+    parts.append(Text(f"the conversation cost {_both(j.get('conversation'))}; judging it cost {_both(j.get('total'))}",
+                      style="dim"))
+    for k, v in (st.get("basis") or {}).items():
+        if not str(v).startswith("used"):
+            parts.append(Text(f"{k}: {v}", style="yellow"))
+    for n in st.get("notes") or ():
+        parts.append(Text(n, style="yellow"))
+    targets = {t["id"]: t for t in st.get("targets", [])}
+    findings = {f["id"]: f for f in st.get("findings", [])}
+    groups = [(g, [targets[m] for m in g["members"] if m in targets]) for g in st.get("goals", [])]
+    held = {m for g, _ in groups for m in g["members"]}
+    rest = [t for t in targets.values() if t["id"] not in held]
+    if rest:
+        groups.append(({"id": None}, rest))
+    for g, members in groups:
+        if g.get("id"):
+            title = Text.assemble((g["id"], "bold"), "  ", (g.get("class") or "—", CLASS_STYLE.get(g.get("class") or "", "")),
+                                  f"  main {g.get('main_target') or 'undetermined'}"
+                                  f" (final {frac(g.get('main_final_score'))}), mean final {frac(g.get('mean_final_score'))}"
+                                  + (f", first finding {g['first_finding']}" if g.get("first_finding") else ""))
+        else:
+            title = Text("in no goal", style="bold")
+        parts.append(Text(""))
+        parts.append(title)
+        parts.append(_targets_table(members, unit))
+        for t in members:
+            parts.append(Text.assemble((f"{t['id']} ", "bold"), escape(t.get("statement") or ""), style=""))
+            for fid in t.get("findings", []):
+                f = findings.get(fid)
+                if f:
+                    parts.append(Text(f"  {fid} {f['kind']} at {f.get('anchor') or '—'}: {f['what']}", style="yellow"))
+    if st.get("unassigned", {}).get("calls"):
+        parts.append(Text(f"\nunassigned (no target's talk): {amount(st['unassigned'], unit)} in "
+                          f"{st['unassigned']['calls']} calls", style="dim"))
+    if st.get("unassigned_operations"):
+        parts.append(Text(f"operations no target's calls made: {', '.join(st['unassigned_operations'])}", style="dim"))
+    return Group(*parts)
+
+
+def _targets_table(members: list[dict[str, Any]], unit: str) -> Table:
+    t = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
+    t.add_column("target", no_wrap=True)
+    t.add_column("class · level", overflow="fold", min_width=9)
+    t.add_column("score", justify="right", no_wrap=True)
+    t.add_column("cost", justify="right", no_wrap=True)
+    t.add_column("avoidable", justify="right", no_wrap=True)
+    t.add_column("time", justify="right", no_wrap=True)
+    t.add_column("rework", justify="right", no_wrap=True)
+    for x in members:
+        o, c = x["outcome"], x["cost"]
+        cls = o.get("class") or "—"
+        lvl = "" if cls == o["level"] else f" · {o['level']}"
+        t.add_row(x["id"], Text(cls, style=CLASS_STYLE.get(cls, "")) + Text(lvl + f" · {o['basis']}", style="dim"),
+                  f"{frac(o.get('record_score'))}→{frac(o.get('final_score'))}",
+                  amount(c["total"], unit),
+                  amount(c["avoidable"], unit) if c["by_label"].keys() - {"not_reviewed"} else "not reviewed",
+                  secs(x["times"].get("observed_seconds")),
+                  f"{len(o.get('rework', []))} · {amount(o.get('rework_cost'), unit)}" if o.get("rework") else "—")
+    return t
