@@ -352,7 +352,7 @@ class RunFile:
 
 @frozen
 class CloseFile:
-    """``close.json``: the run closed, with the final statement (asz_core/close.py)."""
+    """``close.json``: the run closed, with the final statement (asz_core/judge/close.py)."""
 
     version: int
     run: str
@@ -368,6 +368,6 @@ class CloseFile:
     stages: dict[str, str]
     """Stage -> its status."""
     statement: Statement | None = None
-    """The final statement (:class:`asz_core.statement.Statement`); None when it could not be
+    """The final statement (:class:`asz_core.judge.statement.Statement`); None when it could not be
     computed (``error`` says why)."""
     error: str | None = None

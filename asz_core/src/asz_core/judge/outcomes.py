@@ -1,7 +1,7 @@
 """How each target ended (spec: "How each target ended"): its criteria as the achievement stage
 kept them, the deliveries standing at the end, the contradictions and undoings that apply, the
 level, the record and final scores, the class, and asz's own findings. Pure functions over the
-stage files' JSON; :mod:`asz_core.close` prices and times what they name."""
+stage files' JSON; :mod:`asz_core.judge.close` prices and times what they name."""
 
 from __future__ import annotations
 

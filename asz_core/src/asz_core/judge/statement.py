@@ -1,7 +1,7 @@
 """Records of the final statement: what close.json's ``statement`` holds (docs/close.md).
 
 Frozen attrs classes, no serialisation code (JSON goes through :mod:`asz_core.convert`). Every
-number here is computed by :mod:`asz_core.close` from the record, the price file and the stage
+number here is computed by :mod:`asz_core.judge.close` from the record, the price file and the stage
 files; nothing an evaluator said is a number here. Exact values (a call's share, a score) are
 written as fractions (``"1/3"``) beside their rounded amounts, so a reader can check a sum.
 """
