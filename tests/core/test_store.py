@@ -23,7 +23,7 @@ from asz_core.interfaces import RuntimeAdapter
 from asz_core.plugins import make_plugin_manager
 from asz_core.records import Cursor, Entry, Problem
 from asz_core.registry import Registry
-from asz_core.store import Store
+from asz_core.store import SCHEMA_VERSION, Store
 
 from .helpers import MATCH, ORIGIN, RESUMED, copy, db_rows, fingerprint, head_digest
 
@@ -415,7 +415,7 @@ def test_a_store_of_another_schema_version_is_a_clear_error(tmp_path: Path) -> N
     con.execute("UPDATE meta SET value = '99' WHERE key = 'schema'")
     con.commit()
     con.close()
-    with pytest.raises(StoreError, match="has store schema 99; this asz reads 1"):
+    with pytest.raises(StoreError, match=f"has store schema 99; this asz reads {SCHEMA_VERSION} "):
         Store.open(tmp_path)
 
 

@@ -37,7 +37,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
     # -- which files ----------------------------------------------------------------------
     def detect(self, path: Path) -> bool:
         if path.is_file():
-            return path.suffix == ".jsonl" and _looks_like_claude(path)
+            return path.suffix == ".jsonl" and (_looks_like_claude(path) or _is_workflow_journal(path))
         if path.is_dir():
             for p in _walk_jsonl(path, limit=20):
                 if _looks_like_claude(p):
@@ -46,8 +46,10 @@ class ClaudeCodeAdapter(RuntimeAdapter):
 
     def files(self, path: Path) -> list[Path]:
         found = [path] if path.is_file() else list(_walk_jsonl(path))
-        mains = [p for p in found if not _is_agent_file(p)]
-        agents = [p for p in found if _is_agent_file(p)]
+        # Sub-agent files and workflow journals are read after every session file, so a session
+        # (and the conversation it resumes) is known before the files that belong to it.
+        mains = [p for p in found if not _is_side_file(p)]
+        agents = [p for p in found if _is_side_file(p)]
         # A resumed session copies its origin's lines; reading sessions in the order they
         # ended makes the origin land first, so the resume continues its conversation.
         mains.sort(key=lambda p: (_last_timestamp(p), str(p)))
@@ -80,12 +82,21 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             return
         fname = str(path)
         st = cursor.state
+        if _is_workflow_journal(path):
+            yield from _read_journal(path, cursor)
+            return
         agent_file = _is_agent_file(path)
         if "session" not in st:
             st["session"] = _session_from_path(path)
         if agent_file and "stream" not in st:
             st["stream"] = path.stem  # agent-<id>, agent-acompact-<hex>
+            run = _workflow_run(path)
+            if run:
+                st["group"] = run
         held: list[tuple[int, bytes, dict[str, Any]]] = []
+        # Keys met in this file so far: those read now, and (when reading on from a cursor) all the
+        # file held before it. A key met again is a line written twice (Entry.repeat).
+        seen = _Seen(cursor.offset > 0)
         if st.get("skipped") or cursor.offset == 0:
             why = st.get("skipped") or _not_a_transcript(path)
             if why:
@@ -114,35 +125,40 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             if st["session"] is None:
                 sid = obj.get("sessionId")
                 if isinstance(sid, str) and sid:
-                    st["session"] = sid
+                    # A workflow agent's lines name "<session>#agent-<id>": the session is the part before.
+                    st["session"] = sid.split("#agent-", 1)[0] or sid
                 elif len(held) < _SESSION_LOOKAHEAD:
                     held.append(item)
                     continue
                 else:
                     st["session"] = path.stem
             for h in held:
-                yield from self._entries(fname, h[0], h[1], h[2], st)
+                yield from self._entries(fname, h[0], h[1], h[2], st, seen)
             held.clear()
-            yield from self._entries(fname, lineno, body, obj, st)
+            yield from self._entries(fname, lineno, body, obj, st, seen)
         if held:  # the file ended before naming its session: it is the file's own
             st["session"] = st["session"] or path.stem
             for h in held:
-                yield from self._entries(fname, h[0], h[1], h[2], st)
+                yield from self._entries(fname, h[0], h[1], h[2], st, seen)
 
-    def _entries(self, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any]) -> Iterator[Entry | Problem]:
+    def _entries(self, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any],
+                 seen: _Seen) -> Iterator[Entry | Problem]:
         typ = obj.get("type")
         if typ not in _KNOWN:
             # Newer Claude Code versions add entry types; one warning per type and file is enough
             # (the lines are kept whole, so a later asz can read them).
-            seen = st.setdefault("unknown_types", [])
-            if str(typ) not in seen:
-                seen.append(str(typ))
+            known = st.setdefault("unknown_types", [])
+            if str(typ) not in known:
+                known.append(str(typ))
                 yield Problem(fname, lineno, f"unknown entry type {typ!r}; kept, no events (further lines of this type are not warned about)")
         uuid = obj.get("uuid")
         key = uuid if isinstance(uuid, str) and uuid else "h:" + hashlib.blake2b(body, digest_size=12).hexdigest()
+        repeat = seen.again(key) if uuid is not None and key == uuid else False
         stream = self._stream(obj, st)
+        if typ == "assistant" and _unnamed_call(obj):
+            yield Problem(fname, lineno, "assistant line with usage but no message id; counted as a model call of its own (this line)")
         try:
-            events = tuple(self._events(typ, obj, st, stream))
+            events = tuple(self._events(typ, obj, st, stream, key))
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             # A line of an unexpected shape is kept whole; it just says nothing to assembly.
             yield Problem(fname, lineno, f"{typ} line of unexpected shape ({exc}); kept, no events")
@@ -158,6 +174,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             raw=body,
             events=events,
             ts=ts if isinstance(ts, str) else None,
+            repeat=repeat,
         )
 
     def _stream(self, obj: dict[str, Any], st: dict[str, Any]) -> str:
@@ -168,18 +185,27 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         agent = obj.get("agentId")
         if isinstance(agent, str) and agent:
             return f"agent-{agent}"
-        # Inline sidechain (<= 2.0.27): a contiguous block opened by a root line (§5b).
-        if obj.get("parentUuid") is None and obj.get("type") == "user":
-            st["side"] = f"side-{obj.get('uuid')}"
-            st["side_new"] = True
-        return st.get("side") or f"side-{obj.get('uuid')}"
+        # Inline sidechain (<= 2.0.27): a contiguous block opened by a root user line (§5b), each
+        # later line pointing (parentUuid) at a line before it in the block. A line that points at
+        # none of them (a block whose opening line is missing) opens a block of its own, which the
+        # lines pointing at it then join: one response is never split across streams.
+        uuid, parent = obj.get("uuid"), obj.get("parentUuid")
+        block = st.get("side_uuids") or []
+        opener = parent is None and obj.get("type") == "user"
+        if opener or not st.get("side") or parent not in block:
+            st["side"] = f"side-{uuid}"
+            st["side_new"] = st["side"]
+            block = st["side_uuids"] = []
+        if isinstance(uuid, str) and uuid:
+            block.append(uuid)
+        return st["side"]
 
     # -- events ---------------------------------------------------------------------------
-    def _events(self, typ: Any, obj: dict[str, Any], st: dict[str, Any], stream: str) -> Iterator[dict[str, Any]]:
+    def _events(self, typ: Any, obj: dict[str, Any], st: dict[str, Any], stream: str, key: str) -> Iterator[dict[str, Any]]:
         if typ == "user":
             yield from self._user(obj, st, stream)
         elif typ == "assistant":
-            yield from self._assistant(obj, st, stream)
+            yield from self._assistant(obj, st, stream, key)
         elif typ == "system":
             yield from self._system(obj)
         elif typ == "queue-operation":
@@ -206,7 +232,8 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                 return False
             st["opened"] = True
             return True
-        if st.pop("side_new", False):
+        if st.get("side_new") == stream:
+            del st["side_new"]
             return True
         return False
 
@@ -214,42 +241,51 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         msg = obj.get("message") or {}
         content = msg.get("content")
         first = self._first_in_stream(st, stream)
+        results = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
         if first:
             text = _text_of(content)
-            kind = "helper" if (text.strip() == "Warmup" or "acompact" in stream) else "child"
-            ev: dict[str, Any] = {"e": "stream", "kind": kind, "by": []}
-            if stream.startswith("side-"):
+            ev: dict[str, Any] = {"e": "stream", "kind": _stream_kind(stream, text), "by": []}
+            if st.get("group"):
+                ev["group"] = st["group"]
+            if stream.startswith("side-") and obj.get("parentUuid") is None:
                 ev["by"] = list(st.get("tasks", {}).get(text, []))
                 st.setdefault("side_by", {})[stream] = ev["by"]
             # No ``after``: the only first lines with a parent are agent-acompact's (§8), and that
             # parent is the tool result a hook reminder hung on (or the last line before the
             # compaction), not a step that started the compaction; no step can be shown to.
             yield ev
-            if not obj.get("isMeta"):
+            if not obj.get("isMeta") and not results:
                 yield {"e": "input", "source": "agent", **clip_text(text)}
                 return
         if obj.get("isCompactSummary"):
             yield {"e": "summary", **clip_text(_text_of(content))}
             return
-        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        if results:
             tur = obj.get("toolUseResult")
-            for b in content:
-                if not isinstance(b, dict) or b.get("type") != "tool_result":
-                    continue
+            blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            # Some versions write the Task result's agentId at the top of the line, not inside
+            # toolUseResult (inside a sub-agent's own file the top-level agentId is its own).
+            top = obj.get("agentId")
+            top = f"agent-{top}" if isinstance(top, str) and top and f"agent-{top}" != stream else None
+            pending = {t for ids in st.get("tasks", {}).values() for t in ids}
+            for b in blocks:
                 tid = _str_id(b.get("tool_use_id"))
                 ev = {"e": "tool_result", "id": tid, "error": bool(b.get("is_error")), **clip_text(_text_of(b.get("content")))}
                 side = _returned(st, tid)
-                if isinstance(tur, dict):
-                    agent = tur.get("agentId")
-                    if isinstance(agent, str) and agent:
-                        ev["starts"] = f"agent-{agent}"
-                    elif side:
-                        ev["starts"] = side  # the inline block this Task alone was linked to
-                    if ev.get("starts") and (tur.get("isAsync") is True or tur.get("status") == "async_launched"):
-                        ev["launch"] = True  # a background agent: it reports by a <task-notification>
-                    if ev.get("starts") and isinstance(tur.get("usage"), dict):
-                        ev["agent_usage"] = _usage(tur["usage"])
-                elif isinstance(tur, str) and tur.startswith("Error"):
+                agent = tur.get("agentId") if isinstance(tur, dict) else None
+                if isinstance(agent, str) and agent:
+                    ev["starts"] = f"agent-{agent}"
+                elif isinstance(tur, dict) and _workflow_of(tur):
+                    ev["starts"] = _workflow_of(tur)  # the run whose agents this Workflow call started
+                elif side:
+                    ev["starts"] = side  # the inline block this Task alone was linked to
+                elif top and (len(blocks) == 1 or tid in pending):
+                    ev["starts"] = top
+                if ev.get("starts") and isinstance(tur, dict) and (tur.get("isAsync") is True or tur.get("status") == "async_launched"):
+                    ev["launch"] = True  # a background agent (or workflow): it reports by a <task-notification>
+                if ev.get("starts") and isinstance(tur, dict) and isinstance(tur.get("usage"), dict):
+                    ev["agent_usage"] = _usage(tur["usage"])
+                if isinstance(tur, str) and tur.startswith("Error"):
                     ev["error"] = True
                 yield ev
             return
@@ -276,25 +312,38 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         else:
             yield {"e": "input", "source": "person", **clip_text(text)}
 
-    def _assistant(self, obj: dict[str, Any], st: dict[str, Any], stream: str) -> Iterator[dict[str, Any]]:
+    def _assistant(self, obj: dict[str, Any], st: dict[str, Any], stream: str, key: str) -> Iterator[dict[str, Any]]:
         msg = obj.get("message") or {}
         content = msg.get("content")
         blocks = content if isinstance(content, list) else ([{"type": "text", "text": content}] if isinstance(content, str) else [])
         if self._first_in_stream(st, stream):
             # A sub-agent file whose first written line is the model's (rare): still its start.
-            yield {"e": "stream", "kind": "helper" if "acompact" in stream else "child", "by": []}
+            ev: dict[str, Any] = {"e": "stream", "kind": _stream_kind(stream, ""), "by": []}
+            if st.get("group"):
+                ev["group"] = st["group"]
+            yield ev
         model = msg.get("model")
-        if model == "<synthetic>" or not msg.get("id"):
+        mid, request = _str_id(msg.get("id")), _str_id(obj.get("requestId"))
+        if model == "<synthetic>" or not (mid or _unnamed_call(obj)):
             # Not an API call (§9.5): an API error, a rate limit, "No response requested."
             text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
             kind = "api_error" if (obj.get("isApiErrorMessage") or text.startswith("API Error")) else "synthetic"
             yield {"e": "notice", "kind": kind, **clip_text(text)}
             return
         usage = msg.get("usage")
-        call = f"{msg.get('id')}:{obj.get('requestId') or ''}"
-        final = isinstance(usage, dict) and "iterations" in usage or bool(msg.get("stop_reason"))
-        yield {"e": "call", "id": call, "model": model if isinstance(model, str) else None,
-               "usage": _usage(usage) if isinstance(usage, dict) else None, "final": final}
+        ev = {"e": "call", "id": "", "model": model if isinstance(model, str) else None,
+              "usage": _usage(usage) if isinstance(usage, dict) else None,
+              "final": isinstance(usage, dict) and "iterations" in usage or bool(msg.get("stop_reason"))}
+        if mid and request:
+            # The provider's own ids: the same response wherever it was copied, in any conversation.
+            ev |= {"id": f"{mid}:{request}", "response": mid, "global": True}
+        elif mid:
+            # No request id (a gateway answering every response with one id): scoped to its session.
+            ev |= {"id": f"{mid}@{st['session']}", "response": mid}
+        else:
+            ev["id"] = f"line:{key}"  # usage but no id at all: a call whose identity is its line
+        call = ev["id"]
+        yield ev
         for b in blocks:
             if not isinstance(b, dict):
                 continue
@@ -330,6 +379,49 @@ class ClaudeCodeAdapter(RuntimeAdapter):
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+class _Seen:
+    """The uuids one read of a file has met. Reading on from a cursor, the file's earlier lines
+    are still in it, so any uuid may already be there: every one counts as met."""
+
+    __slots__ = ("keys", "all")
+
+    def __init__(self, all_met: bool) -> None:
+        self.keys: set[str] = set()
+        self.all = all_met
+
+    def again(self, key: str) -> bool:
+        if self.all:
+            return True
+        if key in self.keys:
+            return True
+        self.keys.add(key)
+        return False
+
+
+def _unnamed_call(obj: dict[str, Any]) -> bool:
+    """An assistant line with usage but no message id, not a <synthetic> notice: a call all the same."""
+    msg = obj.get("message")
+    return (isinstance(msg, dict) and not _str_id(msg.get("id")) and isinstance(msg.get("usage"), dict)
+            and msg.get("model") != "<synthetic>")
+
+
+def _stream_kind(stream: str, first_text: str) -> str:
+    """helper: compaction, warm-up and /btw side questions (no Task started them); child: a sub-agent."""
+    if first_text.strip() == "Warmup" or stream.startswith(("agent-acompact", "agent-aside_question")):
+        return "helper"
+    return "child"
+
+
+def _workflow_of(tur: dict[str, Any]) -> str | None:
+    """The workflow run a Workflow tool result launched (its ``runId``, or the run folder its
+    ``transcriptDir`` names), as the group its agents' streams declare."""
+    run = tur.get("runId")
+    if not (isinstance(run, str) and run):
+        folder = tur.get("transcriptDir")
+        run = Path(folder.rstrip("/\\")).name if isinstance(folder, str) and folder.strip("/\\") else None
+    return f"workflow:{run}" if run else None
+
 
 def _str_id(v: Any) -> str | None:
     """A tool call id is a non-empty string; anything else is no id."""
@@ -433,9 +525,51 @@ def _is_agent_file(p: Path) -> bool:
     return p.name.startswith("agent-")
 
 
+def _workflow_run(p: Path) -> str | None:
+    """``workflow:<run>`` for a file in ``<session>/subagents/workflows/<run>/``."""
+    if p.parent.parent.name == "workflows" and p.parent.parent.parent.name == "subagents":
+        return f"workflow:{p.parent.name}"
+    return None
+
+
+def _is_workflow_journal(p: Path) -> bool:
+    return p.name == "journal.jsonl" and _workflow_run(p) is not None
+
+
+def _is_side_file(p: Path) -> bool:
+    return _is_agent_file(p) or _is_workflow_journal(p)
+
+
+def _read_journal(path: Path, cursor: Cursor) -> Iterator[Entry | Problem]:
+    """A workflow run's journal (``launched``, ``started`` and ``result`` lines, no ids, no
+    times): kept whole in the session's conversation. It joins nothing: the run's agent files lie
+    beside it, and the parent's Workflow result names the run."""
+    st = cursor.state
+    if "session" not in st:
+        st["session"] = _session_from_path(path)
+    if st["session"] is None:
+        if cursor.offset == 0:
+            yield Problem(str(path), 0, "workflow journal outside a session's folder (nothing names its conversation); file skipped")
+        cursor.offset = _size(path)
+        return
+    run = _workflow_run(path) or ""
+    for item in read_objects(path, cursor):
+        if isinstance(item, Problem):
+            yield item
+            continue
+        lineno, body, obj = item
+        # Journal lines repeat across runs ({"type":"launched"}): the key holds session and run.
+        key = "wf:" + hashlib.blake2b(f"{st['session']}/{run}\n".encode() + body, digest_size=12).hexdigest()
+        typ = obj.get("type")
+        yield Entry(key=key, session=st["session"], stream="main", kind=f"workflow-journal/{typ if isinstance(typ, str) else '?'}",
+                    file=str(path), line=lineno, raw=body)
+
+
 def _session_from_path(p: Path) -> str | None:
     if p.parent.name == "subagents" and _UUID.match(p.parent.parent.name):
         return p.parent.parent.name
+    if _workflow_run(p) and _UUID.match(p.parent.parent.parent.parent.name):
+        return p.parent.parent.parent.parent.name
     if not _is_agent_file(p) and _UUID.match(p.stem):
         return p.stem
     return None  # agent-*.jsonl next to sessions, or a file not named by its session

@@ -9,7 +9,7 @@ Ids are given in landing order, so an earlier round's ids stay valid at a later 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -72,6 +72,18 @@ class Step:
     ``change`` event (docs/events.md) with ``seq``, the record's landing position."""
     executions: tuple[dict[str, Any], ...] = ()
     """Tool steps: the execution records captured for this call (``execution`` events with ``seq``)."""
+    replay_of: str | None = None
+    """model_call steps: the step id of this conversation's call this one replays (the same
+    response re-sent under a new call id in a child or helper stream: a /btw side question
+    replays its parent's messages). Counted once, as that call; never in the ledger twice."""
+    copy_of: str | None = None
+    """model_call steps: the conversation that landed this same call first (a branched or copied
+    session holds a copy of it). Counted there, not here."""
+
+    @property
+    def counted_elsewhere(self) -> bool:
+        """A model call whose cost is another call's: a replay or a copy (see above)."""
+        return self.replay_of is not None or self.copy_of is not None
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Rebuild through __init__ (positional): twice as fast to unpickle as attrs' setstate,
@@ -150,6 +162,7 @@ class Conversation:
         return None
 
     def model_calls(self) -> list[Step]:
+        """Every model call step, replays and copies included (``Step.counted_elsewhere``)."""
         return [s for s in self.steps if s.kind == "model_call"]
 
     def person_inputs(self) -> list[Step]:
@@ -163,7 +176,7 @@ class _B:
 
     __slots__ = ("kind", "stream", "seq", "records", "ts", "ts_end", "text", "size", "source", "notice",
                  "call", "model", "usage", "outputs", "final_out", "tool_id", "name", "request", "status",
-                 "starts", "dropped", "launch", "ended")
+                 "starts", "dropped", "launch", "ended", "response", "replay_of")
 
     def __init__(self, kind: str, stream: str, rec: StoredRecord) -> None:
         self.kind, self.stream, self.seq = kind, stream, rec.seq
@@ -179,6 +192,8 @@ class _B:
         self.dropped = False
         self.launch = False
         self.ended: str | None = None
+        self.response: str | None = None
+        self.replay_of: _B | None = None
 
     def touch(self, rec: StoredRecord) -> None:
         if self.records[-1] != rec.seq:
@@ -188,19 +203,22 @@ class _B:
 
 
 class _S:
-    __slots__ = ("key", "kind", "by", "after", "first_seq", "steps", "agent_usage")
+    __slots__ = ("key", "kind", "by", "after", "group", "first_seq", "steps", "agent_usage")
 
     def __init__(self, key: str, seq: int) -> None:
         self.key, self.first_seq = key, seq
         self.kind = "main" if key == "main" else "child"
         self.by: set[str] = set()
         self.after: str | None = None
+        self.group: str | None = None
         self.steps: list[_B] = []
         self.agent_usage: dict[str, Any] | None = None
 
 
-def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[StoredRecord]) -> Conversation:
-    """Build the conversation as it stood at round ``rnd`` from its records."""
+def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[StoredRecord],
+             copies: Mapping[str, str] | None = None) -> Conversation:
+    """Build the conversation as it stood at round ``rnd`` from its records. ``copies``: call ids
+    another conversation landed first -> that conversation (``Store.copied_calls``)."""
     steps: list[_B] = []
     streams: dict[str, _S] = {}
     calls: dict[str, _B] = {}
@@ -245,6 +263,8 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                 else:
                     b.touch(rec)
                     b.model = b.model or ev.get("model")
+                if isinstance(ev.get("response"), str):
+                    b.response = b.response or ev["response"]
                 u = ev.get("usage")
                 if u:
                     if b.usage is None:
@@ -298,6 +318,7 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                 s.kind = ev.get("kind") or "child"
                 s.by.update(x for x in ev.get("by") or () if _tool_id(x))
                 s.after = ev.get("after")
+                s.group = ev.get("group") if isinstance(ev.get("group"), str) else None
             elif e == "input":
                 b = new("input", s, rec)
                 b.source, b.text, b.size = ev.get("source"), ev.get("text", ""), ev.get("size", 0)
@@ -311,6 +332,7 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                 b.text, b.size = ev.get("text", ""), ev.get("size", 0)
 
     _drop_echoed_inputs(streams.values())
+    _mark_replays(steps)
 
     # Stream ids in landing order; main is m.
     order = sorted(streams.values(), key=lambda x: (x.key != "main", x.first_seq))
@@ -332,7 +354,7 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
     for st in order:
         if st.key == "main":
             continue
-        ids = starts.get(st.key, set()) | st.by
+        ids = starts.get(st.key, set()) | st.by | (starts.get(st.group, set()) if st.group else set())
         found = {id(tools[t]): tools[t] for t in ids if t in tools}
         if not found and st.after and st.after in record_step:
             b = record_step[st.after]
@@ -418,6 +440,8 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
             ended=sid_of.get(b.ended) if b.ended else None,
             changes=tuple(cap.get("change", ())) if cap else (),
             executions=tuple(cap.get("execution", ())) if cap else (),
+            replay_of=step_id[id(b.replay_of)] if b.replay_of is not None else None,
+            copy_of=copies.get(b.call) if copies and b.call and b.kind == "model_call" else None,
         ))
     unattached = tuple(sorted((ev for evs in captured.values() for lst in evs.values() for ev in lst), key=lambda ev: ev["seq"]))
 
@@ -464,6 +488,25 @@ def _drop_echoed_inputs(streams: Any) -> None:
                     last.records.extend(x for x in b.records if x not in last.records)
                     continue
                 last = b
+
+
+def _mark_replays(steps: list[_B]) -> None:
+    """Calls of one response (the runtime's ``response`` id) under several call ids, at least one
+    of them outside the main stream, are one response: a child or helper stream that replays
+    another stream's messages (a /btw side question re-sends its parent's) holds a replay, counted
+    once as the call it replays: the main stream's, else the first landed. Main-stream calls are
+    never replays of one another (they are the runtime's own separate requests)."""
+    by_response: dict[str, list[_B]] = {}
+    for b in steps:
+        if b.kind == "model_call" and b.response:
+            by_response.setdefault(b.response, []).append(b)
+    for group in by_response.values():
+        if len(group) < 2:
+            continue
+        first = next((b for b in group if b.stream == "main"), group[0])
+        for b in group:
+            if b is not first and b.stream != "main":
+                b.replay_of = first
 
 
 def _usage(b: _B) -> tuple[Usage | None, int | None]:

@@ -32,7 +32,10 @@ def load_assembled(store: Store, conversation: str, rnd: Round) -> Conversation:
             return conv
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
         pass
-    conv = assemble(conversation, store.runtime_of(conversation), rnd, store.records(conversation, rnd.number))
+    # Copies are fixed at a head: a call another conversation landed first had landed before this
+    # conversation's record of it, and landing order never changes.
+    conv = assemble(conversation, store.runtime_of(conversation), rnd, store.records(conversation, rnd.number),
+                    store.copied_calls(conversation))
     _keep(folder, path, conv)
     return conv
 

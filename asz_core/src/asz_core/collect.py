@@ -27,6 +27,8 @@ from .store import TAIL_BYTES, Round, Store, Writer
 # A session whose first entries are copies of another conversation's records continues that
 # conversation (a resumed Claude Code session). The copies come first, so a few suffice.
 RESUME_LOOKAHEAD = 200
+# Records written twice in one file with other content, warned about one by one per file, then counted.
+REWRITES_NAMED = 5
 
 
 @attrs.frozen
@@ -101,6 +103,7 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
                 w.save_file(str(f), adapter.name, st.st_size, st.st_mtime_ns, cursor)
             except OSError as exc:
                 problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; read again at the next collect"))
+        problems.extend(_rewrite_notes(w, None))
         rounds = w.close_rounds()
     return CollectResult(n.read, n.unchanged, n.done, n.seen, n.published, tuple(rounds), tuple(problems))
 
@@ -146,6 +149,7 @@ def _collect_file(adapter: RuntimeAdapter, f: Path, store: Store, w: Writer, bin
         line = max(cursor.line, last) + 1
         problems.append(Problem(str(f), line, f"reading stopped ({_error(exc)}); what came before is kept, "
                                               "the rest is read again at the next collect"))
+    problems.extend(_rewrite_notes(w, str(f)))
     n.done += max(0, st.st_size - start)
 
 
@@ -296,6 +300,18 @@ def _companions(registry: Registry, store: Store, planned: set[str], problems: l
                 problems.append(Problem(str(f), cursor.line + 1, f"reading stopped ({_error(exc)}); read again at the next collect"))
                 continue
             yield adapter, f, st, cursor, items
+
+
+def _rewrite_notes(w: Writer, file: str | None) -> list[Problem]:
+    """The writer's notes on records written twice (each names file and both lines): the first
+    few of a file one by one, the rest of it as one count."""
+    notes, w.notes = w.notes, []
+    if len(notes) <= REWRITES_NAMED:
+        return notes
+    rest = len(notes) - REWRITES_NAMED
+    where = file or notes[REWRITES_NAMED].file
+    return notes[:REWRITES_NAMED] + [Problem(where, 0, f"{rest} more records are written twice in this file with other "
+                                                        "content; each newer copy that reads was kept")]
 
 
 def _size(f: Path) -> int:

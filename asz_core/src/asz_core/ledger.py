@@ -207,6 +207,12 @@ class Ledger:
     """Child streams no single talk can be shown to have started."""
     unattributed_streams: tuple[str, ...]
     total: Tally
+    copies: dict[str, int] = field(factory=dict)
+    """Calls this conversation holds that another conversation landed first (a branched or copied
+    session): that conversation -> how many. Counted there, in none of the tallies here."""
+    replays: int = 0
+    """Calls that replay another call of this conversation (a /btw side question re-sending its
+    parent's messages): counted once, as the call they replay."""
 
     @property
     def subagents(self) -> Tally:
@@ -234,9 +240,17 @@ def build(conv: Conversation, prices: Prices) -> Ledger:
     by_owner: dict[str, Tally] = {}
     owner_of: dict[str, tuple[str, str]] = {}  # owner -> (stream, root)
     models: dict[str, set[str]] = {}
+    copies: dict[str, int] = {}
+    replays = 0
     price = prices.price
     for s in conv.steps:
         if s.kind != "model_call":
+            continue
+        if s.copy_of is not None:
+            copies[s.copy_of] = copies.get(s.copy_of, 0) + 1
+            continue
+        if s.replay_of is not None:
+            replays += 1
             continue
         owner = s.talk or s.stream
         o = owner_of.get(owner)
@@ -276,7 +290,7 @@ def build(conv: Conversation, prices: Prices) -> Ledger:
         calls=tuple(calls), owners=owners, talks=talks, streams=streams,
         loose=by_root.get(LOOSE) or Tally(), loose_streams=tuple(rolled.get(LOOSE, ())),
         unattributed=by_root.get(UNATTRIBUTED) or Tally(), unattributed_streams=tuple(rolled.get(UNATTRIBUTED, ())),
-        total=Tally.sum(by_owner.values()),
+        total=Tally.sum(by_owner.values()), copies=dict(sorted(copies.items())), replays=replays,
     )
 
 
@@ -424,11 +438,14 @@ class Summary:
     helpers: Tally
     by_model: dict[str, Tally]
     by_day: dict[str, Tally]
+    copies: int = 0
+    """Calls counted in the conversation that landed them first (``Ledger.copies``, added up)."""
+    replays: int = 0
 
 
 def summarize(led: Ledger) -> Summary:
     return Summary(led.conversation, led.runtime, led.round, led.head, led.total, led.subagents, led.helpers,
-                   led.by_model, led.by_day)
+                   led.by_model, led.by_day, sum(led.copies.values()), led.replays)
 
 
 CACHE_VERSION = 1
@@ -536,7 +553,7 @@ def _summary_dump(s: Summary) -> dict[str, Any]:
     return {"conversation": s.conversation, "runtime": s.runtime, "round": s.round, "head": s.head,
             "total": _tally_dump(s.total), "subagents": _tally_dump(s.subagents), "helpers": _tally_dump(s.helpers),
             "by_model": {k: _tally_dump(v) for k, v in s.by_model.items()},
-            "by_day": {k: _tally_dump(v) for k, v in s.by_day.items()}}
+            "by_day": {k: _tally_dump(v) for k, v in s.by_day.items()}, "copies": s.copies, "replays": s.replays}
 
 
 def _summary_load(d: dict[str, Any]) -> Summary | None:
@@ -544,6 +561,6 @@ def _summary_load(d: dict[str, Any]) -> Summary | None:
         return Summary(d["conversation"], d["runtime"], d["round"], d["head"], _tally_load(d["total"]),
                        _tally_load(d["subagents"]), _tally_load(d["helpers"]),
                        {k: _tally_load(v) for k, v in d["by_model"].items()},
-                       {k: _tally_load(v) for k, v in d["by_day"].items()})
+                       {k: _tally_load(v) for k, v in d["by_day"].items()}, int(d["copies"]), int(d["replays"]))
     except (KeyError, TypeError, ValueError, ArithmeticError):
         return None  # a kept summary of another shape: built again

@@ -79,6 +79,7 @@ def ledger_json(led: Ledger, by: str | None = None) -> dict[str, Any]:
         "subagent_streams": subagents_json(led),
         "loose": {"streams": list(led.loose_streams), "tally": tally_json(led.loose)},
         "unattributed": {"streams": list(led.unattributed_streams), "tally": tally_json(led.unattributed)},
+        "counted_elsewhere": {"copies": dict(led.copies), "replays": led.replays},
     }
 
 
@@ -108,8 +109,13 @@ def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | Non
         "total": tally_json(total),
         "subagents": {"share": share_json(sub, total), "tally": tally_json(sub)},
         "helpers": {"share": share_json(helpers, total), "tally": tally_json(helpers)},
+        "counted_elsewhere": {"copies": sum(_copies(x) for x in items), "replays": sum(x.replays for x in items)},
         "rows": [row_json(r, conv) for conv, r in all_rows(items, by)],
     }
+
+
+def _copies(x: Ledger | Summary) -> int:
+    return sum(x.copies.values()) if isinstance(x, Ledger) else x.copies
 
 
 # --- tables ------------------------------------------------------------------------------------
@@ -169,7 +175,7 @@ def _prices_line(f: PriceFile) -> Text:
     return Text(f"prices: {f.name} sha256 {f.sha256[:16]}…" + (f" ({f.source}, taken {f.taken})" if f.source else ""), style="dim")
 
 
-def _notes(total: Tally, sub: Tally, helpers: Tally) -> Text:
+def _notes(total: Tally, sub: Tally, helpers: Tally, copies: dict[str, int] | int = 0, replays: int = 0) -> Text:
     lines = [f"sub-agents: {money(sub.money)} of {money(total.money)} ({_pct(share(sub, total)['money'])} of money, "
              f"{_pct(share(sub, total)['tokens'])} of known tokens), {sub.calls} calls"]
     if helpers.calls:
@@ -184,6 +190,14 @@ def _notes(total: Tally, sub: Tally, helpers: Tally) -> Text:
     if total.unpriced:
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(total.unpriced_reasons.items()))
         lines.append(f"{total.unpriced} calls unpriced ({reasons}); their tokens are counted, their money is not")
+    if isinstance(copies, dict):
+        for conv, n in copies.items():
+            lines.append(f"{n} calls are copies of calls conversation {conv[:8]} landed first: counted there, not here")
+    elif copies:
+        lines.append(f"{copies} calls held by two conversations are counted once, in the one that landed them first")
+    if replays:
+        lines.append(f"{replays} calls replay this conversation's own calls (a /btw side question re-sends its parent's): "
+                     "counted once, as the calls they replay")
     return Text("\n".join(lines))
 
 
@@ -205,7 +219,7 @@ def ledger_text(led: Ledger, by: str | None = None) -> Group:
         if subs:
             parts.append(_table("per sub-agent", ["stream", "kind", "rolls up to", "model"],
                                 [([s.id, s.kind, s.root, ", ".join(s.models) or "—"], s.tally) for s in subs]))
-    parts.append(_notes(led.total, led.subagents, led.helpers))
+    parts.append(_notes(led.total, led.subagents, led.helpers, led.copies, led.replays))
     return Group(*parts)
 
 
@@ -233,7 +247,8 @@ def all_text(ledgers: Sequence[Ledger | Summary], prices: PriceFile, by: str | N
         t = _table(f"{len(ledgers)} conversations", ["conversation", "sub-agents"],
                    [([r.key[:8], money(led.subagents.money)], r.tally) for (_, r), led in zip(rs, ledgers, strict=True)],
                    total)
-    return Group(_prices_line(prices), t, _notes(total, sub, helpers))
+    return Group(_prices_line(prices), t, _notes(total, sub, helpers, sum(_copies(x) for x in ledgers),
+                                                 sum(x.replays for x in ledgers)))
 
 
 def update_json(r: UpdateResult) -> dict[str, Any]:

@@ -338,6 +338,10 @@ class Navigator:
             u = s.usage
             r |= {"model": s.model, "usage": None if u is None else
                   {k: getattr(u, k) if getattr(u, k) is not None else "unknown" for k in ("input", "output", "cache_read", "cache_write")}}
+            if s.replay_of:
+                r["replay_of"] = s.replay_of  # counted once, as that call
+            if s.copy_of:
+                r["copy_of"] = s.copy_of  # counted in that conversation, which landed it first
         else:
             req = _dump(s.request).decode() if s.request is not None else None
             r |= {"name": s.name, "status": s.status, "request": _clip(req), "result": _clip(s.text), "result_bytes": s.size}

@@ -34,6 +34,13 @@ class Entry:
     """True when a record with this key may be rewritten with new content (a LangSmith run that
     gained outputs): a changed one lands as a new version. False for append-only lines, whose
     later copies (a resume) are the same record."""
+    repeat: bool = False
+    """True when the adapter read this key earlier in the same file, and that earlier copy is still
+    in it (Claude Code writing a line twice under one uuid). If its content differs from what is
+    stored, it is the record's newer copy: it lands as the record's next version, unless it gives
+    no events while the stored copy did (it could not be read: the one that reads is kept), and
+    collect warns naming the file and both lines. Without it, a copy with other content (a
+    resume's, a line edited in a rewritten file) is the same record."""
 
 
 @frozen(slots=True)

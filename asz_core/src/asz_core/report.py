@@ -94,11 +94,12 @@ def conversations_table(rows: list[ConversationRow]) -> Table:
 # -- show -----------------------------------------------------------------------------------
 
 def usage_totals(steps: list[Step]) -> dict[str, Any]:
-    """Sum of the four types over model calls, with unknowns counted apart (never as 0)."""
+    """Sum of the four types over model calls, with unknowns counted apart (never as 0). A replay
+    or a copy of a call counted elsewhere (``Step.counted_elsewhere``) is counted apart, not summed."""
     tot: dict[str, Any] = {k: 0 for k in USAGE_TYPES}
     unknown = {k: 0 for k in USAGE_TYPES}
     for s in steps:
-        if s.kind != "model_call" or s.usage is None:
+        if s.kind != "model_call" or s.usage is None or s.counted_elsewhere:
             continue
         for k in USAGE_TYPES:
             v = getattr(s.usage, k)
@@ -106,7 +107,9 @@ def usage_totals(steps: list[Step]) -> dict[str, Any]:
                 unknown[k] += 1
             else:
                 tot[k] += v
-    return {"tokens": tot, "unknown_calls": unknown, "model_calls": sum(1 for s in steps if s.kind == "model_call")}
+    calls = [s for s in steps if s.kind == "model_call"]
+    return {"tokens": tot, "unknown_calls": unknown, "model_calls": sum(1 for s in calls if not s.counted_elsewhere),
+            "counted_elsewhere": sum(1 for s in calls if s.counted_elsewhere)}
 
 
 def _talk_steps(conv: Conversation, talk_id: str, with_children: bool) -> list[Step]:
@@ -140,7 +143,8 @@ def show_json(conv: Conversation) -> dict[str, Any]:
         "talks": talks,
         "totals": usage_totals(list(conv.steps)),
         "model_calls": [{"step": s.id, "stream": s.stream, "talk": s.talk, "model": s.model, "usage": unstructure(s.usage),
-                         "output_floor": s.output_floor} for s in conv.model_calls()],
+                         "output_floor": s.output_floor, "replay_of": s.replay_of, "copy_of": s.copy_of}
+                        for s in conv.model_calls()],
     }
 
 

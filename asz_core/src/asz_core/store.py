@@ -22,9 +22,9 @@ import attrs
 import orjson
 
 from .errors import NotFound, RecordError, StoreError
-from .records import Cursor, Entry
+from .records import Cursor, Entry, Problem
 
-SCHEMA_VERSION = 1  # bump on any change of the tables below
+SCHEMA_VERSION = 2  # bump on any change of the tables below
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,6 +44,9 @@ CREATE INDEX IF NOT EXISTS records_round ON records(conversation, round);
 CREATE TABLE IF NOT EXISTS files(
   path TEXT PRIMARY KEY, runtime TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
   offset INTEGER NOT NULL, line INTEGER NOT NULL, tail BLOB NOT NULL, state BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS calls(
+  call TEXT NOT NULL, conversation TEXT NOT NULL, UNIQUE(call, conversation));
+CREATE INDEX IF NOT EXISTS calls_conversation ON calls(conversation);
 """
 
 TAIL_BYTES = 4096
@@ -116,7 +119,8 @@ class Store:
         if row is None:
             self.db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA_VERSION),))
         elif int(row[0]) != SCHEMA_VERSION:
-            raise StoreError(f"{path} has store schema {row[0]}; this asz reads {SCHEMA_VERSION}")
+            raise StoreError(f"{path} has store schema {row[0]}; this asz reads {SCHEMA_VERSION} "
+                             "(move it aside and collect again: the store is built from the transcripts)")
 
     @classmethod
     def open(cls, home: Path | None = None) -> Store:
@@ -197,6 +201,15 @@ class Store:
                 out.append(rec)
         return out
 
+    def copied_calls(self, conversation: str) -> dict[str, str]:
+        """The calls of ``conversation`` that another conversation landed first (a branched or
+        copied session holds copies of its origin's calls): call id -> that conversation. Only
+        calls whose id names the response wherever it is recorded (a ``call`` event marked
+        ``global``) are compared across conversations."""
+        q = ("SELECT m.call, o.conversation FROM calls m JOIN calls o ON o.call = m.call AND o.rowid < m.rowid "
+             "WHERE m.conversation = ? ORDER BY o.rowid DESC")
+        return dict(self.db.execute(q, (conversation,)).fetchall())  # the earliest holder is written last
+
     def raw(self, conversation: str, seq: int, upto: int | None = None) -> bytes:
         """The bytes of record ``seq`` as written. With ``upto``, the bytes the view at round ``upto``
         sees: its newest version landed by then (a :class:`StoredRecord` from :meth:`records` keeps
@@ -243,6 +256,10 @@ class Store:
 
 _INSERT_RECORD = ("INSERT INTO records(conversation, key, version, round, digest, stream, kind, file, line, ts, raw, events) "
                   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)")
+_INSERT_CALL = "INSERT OR IGNORE INTO calls(call, conversation) VALUES(?, ?)"
+_NOTHING: tuple[int, tuple[bytes, ...], str, int, bool] = (0, (), "", 0, False)
+"""What a key holds in a conversation: newest version, the digests of its versions, and the
+newest one's file, line and whether it gave events."""
 _BATCH = 512
 
 
@@ -254,12 +271,20 @@ class Writer:
         self._open: dict[str, _OpenRound] = {}
         self._sessions: dict[str, str] = {}
         self._rows: list[tuple[Any, ...]] = []  # records written in batches (executemany)
+        self._calls: list[tuple[str, str]] = []  # first landings of global call ids, in landing order
+        self.notes: list[Problem] = []
+        """Records written twice in one file with other content (``Entry.repeat``): what was
+        kept. Collect passes them on as warnings."""
 
     def _flush(self) -> None:
         """Write the batched records; done before anything reads the records table."""
         if self._rows:
             self.db.executemany(_INSERT_RECORD, self._rows)
             self._rows.clear()
+        if self._calls:
+            # In landing order, so the calls table's rowid says which conversation landed a call first.
+            self.db.executemany(_INSERT_CALL, self._calls)
+            self._calls.clear()
 
     def conversation_of_session(self, session: str) -> str | None:
         if session in self._sessions:
@@ -301,26 +326,46 @@ class Writer:
         digest = hashlib.sha256(entry.raw).digest()
         have = rnd.known.get(entry.key)
         if have is None and rnd.number == 1:
-            have = (0, b"")  # a new conversation holds nothing yet: no need to ask
+            have = _NOTHING  # a new conversation holds nothing yet: no need to ask
         if have is None:
             self._flush()
-            row = self.db.execute(
-                "SELECT version, digest FROM records WHERE key = ? AND conversation = ? ORDER BY version DESC LIMIT 1",
-                (entry.key, conversation),
-            ).fetchone()
-            have = (row[0], row[1]) if row else (0, b"")
-        version, old = have
-        if version and (not entry.versioned or old == digest):
-            return False
+            rows = self.db.execute(
+                "SELECT version, digest, file, line, length(events) > 2 FROM records WHERE key = ? AND conversation = ? "
+                "ORDER BY version", (entry.key, conversation)).fetchall()
+            have = (rows[-1][0], tuple(r[1] for r in rows), rows[-1][2], rows[-1][3], bool(rows[-1][4])) if rows else _NOTHING
+        version, digests, file, line, read = have
+        if version:
+            if entry.versioned:
+                if digests[-1] == digest:
+                    return False
+            elif not (entry.repeat and file == entry.file and digest not in digests):
+                return False  # the same record again (a resume's copy, a file read again)
+            elif not self._rewritten(entry, line, read):
+                return False
         version += 1
-        rnd.known[entry.key] = (version, digest)
+        rnd.known[entry.key] = (version, (*digests, digest), entry.file, entry.line, bool(entry.events))
         self._rows.append((conversation, entry.key, version, rnd.number, digest, entry.stream, entry.kind, entry.file,
                            entry.line, entry.ts, entry.raw, events))
+        for ev in entry.events:
+            cid = ev.get("id") if isinstance(ev, dict) else None
+            if isinstance(cid, str) and ev.get("e") == "call" and ev.get("global") is True and cid not in rnd.calls:
+                rnd.calls.add(cid)
+                self._calls.append((cid, conversation))
         if len(self._rows) >= _BATCH:
             self._flush()
         rnd.hash.update(digest)
         rnd.count += 1
         return True
+
+    def _rewritten(self, entry: Entry, line: int, read: bool) -> bool:
+        """A record written again in the same file with other content: the later copy is kept (as the
+        record's next version), unless it reads as nothing while the earlier copy read: the one that
+        reads is kept. Says so, naming both lines."""
+        keep = bool(entry.events) or not read
+        kept = f"kept line {entry.line}, the newer" if keep else f"kept line {line}: this one reads as nothing"
+        self.notes.append(Problem(entry.file, entry.line, f"{entry.key} is written twice in this file with other content "
+                                                          f"(lines {line} and {entry.line}); {kept}"))
+        return keep
 
     def save_file(self, path: str, runtime: str, size: int, mtime_ns: int, cursor: Cursor) -> None:
         with open(path, "rb") as f:
@@ -388,7 +433,8 @@ class _OpenRound:
     def __init__(self, number: int, parent: str) -> None:
         self.number, self.parent, self.count = number, parent, 0
         self.hash = hashlib.sha256(parent.encode())
-        self.known: dict[str, tuple[int, bytes]] = {}
+        self.known: dict[str, tuple[int, tuple[bytes, ...], str, int, bool]] = {}
+        self.calls: set[str] = set()  # global call ids this round already noted
 
 
 def _now() -> str:

@@ -222,7 +222,8 @@ def build(store: Store, conversation: str, head: str | int | None = None, spec: 
     runtime = store.runtime_of(cid)
     with no_gc():
         recs = store.records(cid, rnd.number)
-        full = assemble(cid, runtime, rnd, recs)
+        copies = store.copied_calls(cid)
+        full = assemble(cid, runtime, rnd, recs, copies)
         last_seq = max((r.seq for r in recs), default=0)
         if spec.kind == "all":
             conv, cut, rts = full, last_seq, roots(full)
@@ -251,7 +252,7 @@ def build(store: Store, conversation: str, head: str | int | None = None, spec: 
             recs = [r for r in recs if r.seq <= cut]
         kept = _captures_written_by(recs, later)
         captures = frozenset(r.seq for r in kept)
-        conv = assemble(cid, runtime, rnd, recs + kept)
+        conv = assemble(cid, runtime, rnd, recs + kept, copies)
         del later
         del recs
     rts = roots(conv)
