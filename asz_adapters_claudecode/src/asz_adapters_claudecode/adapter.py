@@ -6,6 +6,7 @@ The rules come from shared/spec/runtimes/claude-code.md; the section numbers bel
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -158,7 +159,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         if typ == "assistant" and _unnamed_call(obj):
             yield Problem(fname, lineno, "assistant line with usage but no message id; counted as a model call of its own (this line)")
         try:
-            events = tuple(self._events(typ, obj, st, stream, key))
+            events = tuple(self._events(typ, obj, st, stream))
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             # A line of an unexpected shape is kept whole; it just says nothing to assembly.
             yield Problem(fname, lineno, f"{typ} line of unexpected shape ({exc}); kept, no events")
@@ -201,11 +202,11 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         return st["side"]
 
     # -- events ---------------------------------------------------------------------------
-    def _events(self, typ: Any, obj: dict[str, Any], st: dict[str, Any], stream: str, key: str) -> Iterator[dict[str, Any]]:
+    def _events(self, typ: Any, obj: dict[str, Any], st: dict[str, Any], stream: str) -> Iterator[dict[str, Any]]:
         if typ == "user":
             yield from self._user(obj, st, stream)
         elif typ == "assistant":
-            yield from self._assistant(obj, st, stream, key)
+            yield from self._assistant(obj, st, stream)
         elif typ == "system":
             yield from self._system(obj)
         elif typ == "queue-operation":
@@ -312,7 +313,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         else:
             yield {"e": "input", "source": "person", **clip_text(text)}
 
-    def _assistant(self, obj: dict[str, Any], st: dict[str, Any], stream: str, key: str) -> Iterator[dict[str, Any]]:
+    def _assistant(self, obj: dict[str, Any], st: dict[str, Any], stream: str) -> Iterator[dict[str, Any]]:
         msg = obj.get("message") or {}
         content = msg.get("content")
         blocks = content if isinstance(content, list) else ([{"type": "text", "text": content}] if isinstance(content, str) else [])
@@ -341,7 +342,10 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             # No request id (a gateway answering every response with one id): scoped to its session.
             ev |= {"id": f"{mid}@{st['session']}", "response": mid}
         else:
-            ev["id"] = f"line:{key}"  # usage but no id at all: a call whose identity is its line
+            # Usage but no id at all: a call whose identity is its line (its uuid; else its content).
+            uuid = obj.get("uuid")
+            ev["id"] = f"line:{uuid}" if isinstance(uuid, str) and uuid else \
+                "line:h:" + hashlib.blake2b(json.dumps(obj, sort_keys=True, default=str).encode(), digest_size=12).hexdigest()
         call = ev["id"]
         yield ev
         for b in blocks:
