@@ -52,15 +52,27 @@ def targets_answer() -> dict[str, Any]:
     }
 
 
-ACHIEVEMENT = {"targets": [
-    {"id": "t1", "basis": "observed_result",
-     "criteria": [{"id": "t1.c1", "state": "met", "citations": ["s431"]},
-                  {"id": "t1.c2", "state": "not_met", "citations": ["s225"]}],
-     "events": [{"id": "t1.e1", "kind": "delivered", "step": "s433"}],
-     "contradictions": [{"id": "t1.x1", "delivery": "t1.e1", "criteria": ["t1.c1"], "citations": ["s438"]}],
-     "rework": [{"id": "t1.r1", "trigger": "s223", "trigger_kind": "tool", "cause": "agent_error", "last_step": "s431"}]},
-    {"id": "t2", "basis": "observed_result", "criteria": [{"id": "t2.c1", "state": "met", "citations": ["s438"]}],
-     "events": [{"id": "t2.e1", "kind": "delivered", "step": "s438"}]},
+def criterion(cid: str, state: str, *cites: str) -> dict[str, Any]:
+    return {"id": cid, "text": "", "state": state, "reason": None, "by": "evaluator", "cites": list(cites),
+            "shown_by": list(cites)}
+
+
+# The achievement stage's records (judgment.py's TargetAchievement), as that stage writes them.
+ACHIEVEMENT = {"achievement": [
+    {"target": "t1", "judged": True, "level": "partial", "basis": "observed_result", "live": 2, "met": 1, "unknown": 0,
+     "criteria": [criterion("t1.c1", "met", "s432"), criterion("t1.c2", "not_met", "s224")],
+     "events": [{"id": "t1.e1", "event": "delivered", "concerns": "file", "at": "s434", "what": None, "cites": ["s434"]}],
+     "standing": ["t1.e1"],
+     "contradictions": [{"delivery": "t1.e1", "disproves": "criteria", "criteria": ["t1.c1"], "cites": ["s438"],
+                         "what": None, "applies": True}],
+     "rework": [{"id": "t1.r1", "attempt": ["s10"], "trigger": "tool", "trigger_step": "s223", "redo": ["s225", "s431"],
+                 "cause": "agent_error", "start": "s223", "end": "s431"}],
+     "findings": [{"id": "f1", "target": "t1", "anchor": "s224", "what": "the build failed", "why": None, "avoid": None,
+                   "cites": ["s224"]}]},
+    {"target": "t2", "judged": True, "level": "achieved", "basis": "observed_result", "live": 1, "met": 1, "unknown": 0,
+     "criteria": [criterion("t2.c1", "met", "s438")],
+     "events": [{"id": "t2.e1", "event": "delivered", "concerns": "file", "at": "s438", "what": None, "cites": ["s438"]}],
+     "standing": ["t2.e1"]},
 ]}
 EFFICIENCY = {"calls": [{"step": "s3", "label": "productive"},
                         {"step": "s7", "label": "repeated_failure", "cause": "main_agent"},
@@ -146,7 +158,7 @@ def test_classes_scores_rework_and_findings(conv_store: Any, tmp_path: Path) -> 
     # t1: c1 met, c2 not met: partial, record 1/2; the standing delivery t1.e1 is contradicted on
     # c1, so c1 counts as not met: final 0, class contradicted.
     assert (o1["level"], o1["record_score"], o1["final_score"], o1["class"], o1["applied"]) == (
-        "partial", "1/2", "0", "contradicted", ["t1.x1"])
+        "partial", "1/2", "0", "contradicted", ["t1.e1.x1"])
     assert [(c["id"], c["state"], c["final"]) for c in t1["criteria"]] == [("t1.c1", "met", "not_met"), ("t1.c2", "not_met", "not_met")]
     assert (o2["level"], o2["final_score"], o2["class"]) == ("achieved", "1", "achieved")
     # The run's scores, by money (every call priced), from exact shares:
@@ -172,14 +184,16 @@ def test_classes_scores_rework_and_findings(conv_store: Any, tmp_path: Path) -> 
     [r] = o1["rework"]
     assert (r["id"], r["trigger"], r["cause"]) == ("t1.r1", "s223", "agent_error")
     assert r["cost"]["calls"] == _calls_between(conv_store, "s223", "s431") and r["cost"] == o1["rework_cost"]
-    # Findings in recorded order: the rework at its trigger, the criterion at its first citation,
-    # the contradiction at its delivery, the correction at the person's input.
+    # Findings in recorded order: the criterion at its first citation and the rework at its trigger
+    # (s223's model call and the tool step s224 it asked for land in one record), the contradiction
+    # at its delivery, the correction at the person's input.
     assert [(f["id"], f["kind"], f["anchor"], f["about"]) for f in st["findings"]] == [
-        ("f1", "rework", "s223", "t1.r1"), ("f2", "criterion_not_met", "s225", "t1.c2"),
-        ("f3", "contradiction", "s433", "t1.x1"), ("f4", "correction", "s435", "i7")]
+        ("f1", "criterion_not_met", "s224", "t1.c2"), ("f2", "rework", "s223", "t1.r1"),
+        ("f3", "contradiction", "s434", "t1.e1.x1"), ("f4", "correction", "s435", "i7")]
     assert t1["findings"] == ["f1", "f2", "f3", "f4"] and t2["findings"] == []
     [g] = st["goals"]
     assert (g["id"], g["main_target"], g["class"], g["first_finding"], g["mean_final_score"]) == ("g1", None, "contradicted", "f1", "1/2")
+    assert [f["kind"] for f in st["findings"] if f["id"] in t1["findings"]] == ["criterion_not_met", "rework", "contradiction", "correction"]
 
 
 def _calls_between(store: Any, a: str, b: str) -> int:
@@ -238,3 +252,22 @@ def test_a_changed_price_file_is_refused(conv_store: Any, tmp_path: Path) -> Non
     ledger._loaded.clear()
     cf = close_file(res.path, conv_store)
     assert cf.statement is None and "changed since the run" in (cf.error or "")
+
+
+def test_what_judging_consumed_is_priced_beside_the_conversation(conv_store: Any, tmp_path: Path) -> None:
+    def judging(lost: bool) -> dict[str, Any]:
+        e = entry(targets_answer(), model="claude-sonnet-4-5")
+        if lost:
+            e["requests"].append({"usage": None})  # a request whose usage was never said
+        script = tmp_path / f"priced-{lost}.json"
+        script.write_text(json.dumps({"calls": [e]}))
+        res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{script}"), store=conv_store)
+        return json.loads((res.path / "close.json").read_text())["statement"]["judging"]
+
+    j = judging(False)
+    # 1,000 input at $3/MTok, 100 output at $15/MTok, 50 cache reads at $0.30/MTok.
+    assert j["stages"]["targets"] == {"calls": 1, "tokens": 1150, "money": "0.004515", "unpriced": 0, "unknown": 0}
+    assert j["total"] == j["stages"]["targets"]
+    assert j["conversation"]["tokens"] == 3790716 and j["conversation"]["money"] == "1.675240"
+    j = judging(True)  # never taken for zero: the money is not known, the request counted apart
+    assert j["stages"]["targets"] == {"calls": 2, "tokens": 1150, "money": None, "unpriced": 1, "unknown": 1}

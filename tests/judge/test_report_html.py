@@ -13,6 +13,7 @@ import pytest
 from asz_core.judge import runner
 
 from . import browser
+from .test_close import conv_store  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,3 +83,23 @@ def test_the_png_reader_tells_a_blank_page(tmp_path: Path) -> None:
     page.write_text("<!doctype html><html><body style='background:#fff;margin:0'></body></html>")
     n, inked = browser.colours(browser.screenshot(page.as_uri(), tmp_path / "blank.png", "400,300"))
     assert n <= 2 and inked < 0.001
+
+
+def test_criteria_citations_open_the_cited_steps_text(conv_store: Any, tmp_path: Path) -> None:  # noqa: F811
+    from asz_core.judge import report_html
+    from asz_core.window import build
+
+    from .test_close import ACHIEVEMENT, EFFICIENCY, SESSION, run_with
+
+    path = run_with(conv_store, tmp_path, achievement=ACHIEVEMENT, efficiency=EFFICIENCY)
+    report_html.write(path, conv_store)
+    html = (path / "report.html").read_text()
+    st = json.loads((path / "close.json").read_text())["statement"]
+    for sid in ("s432", "s224", "s438"):  # cited by criteria and contradictions
+        assert f'<a class="cite" href="#{sid}">' in html and f'<div class="step" id="{sid}">' in html
+    f = browser.figures(browser.dump_dom(path.joinpath("report.html").as_uri() + "#s224"))
+    assert "open" in f.classes["s224"] and f.figures["scores.efficiency"] == st["scores"]["efficiency"]["rounded"]
+    assert f.figures["targets.t1.final_score"] == "0" and f.figures["targets.t1.record_score"] == "1/2"
+    text = build(conv_store, SESSION).conv.step("s224").text
+    assert text and text[:60].split("\n")[0] in html.replace("&quot;", '"').replace("&#x27;", "'")
+    assert "the build failed" in html  # the achievement stage's own finding

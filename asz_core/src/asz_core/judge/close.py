@@ -182,11 +182,43 @@ def _targets_stage(stage: dict[str, Any] | None) -> Any:
 
 
 def _achievement(stage: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """Per target, what the achievement stage kept: criterion states, level, basis, events,
-    contradictions, rework rounds. Empty when the stage did not run or failed."""
+    """Per target, what the achievement stage kept (its ``achievement`` entries, judgment.py's
+    ``TargetAchievement``), in the words :mod:`.outcomes` reads: criterion states and citations,
+    level, basis, events, the contradictions and undoings, rework rounds. Empty when the stage
+    did not run or failed; a target it did not judge has no entry, so its criteria are unknown."""
     if not usable(stage):
         return {}
-    return {t["id"]: t for t in stage.get("targets", []) if isinstance(t, dict) and t.get("id")}  # type: ignore[union-attr]
+    out: dict[str, dict[str, Any]] = {}
+    for t in stage.get("achievement", []) or []:  # type: ignore[union-attr]
+        if not isinstance(t, dict) or not t.get("target") or t.get("judged") is False:
+            continue
+        out[t["target"]] = {
+            "level": t.get("level"), "basis": t.get("basis"),
+            "criteria": [{"id": c.get("id"), "state": c.get("state"), "citations": list(c.get("cites") or ()),
+                          "reason": c.get("reason")} for c in t.get("criteria", []) if isinstance(c, dict)],
+            "events": [{"id": e.get("id"), "kind": e.get("event"), "step": e.get("at"), "corrects": list(e.get("corrects") or ()),
+                        "criteria": list(e.get("criteria") or ()), "deliveries": list(e.get("deliveries") or ())}
+                       for e in t.get("events", []) if isinstance(e, dict)],
+            "contradictions": [{"id": f"{x.get('delivery')}.x{n}", "delivery": x.get("delivery"),
+                                "criteria": [] if x.get("disproves") == "conclusion" else list(x.get("criteria") or ()),
+                                "citations": list(x.get("cites") or ())}
+                               for n, x in enumerate((x for x in t.get("contradictions", []) if isinstance(x, dict)), 1)],
+            "rework": [{"id": r.get("id"), "trigger": r.get("trigger_step") or r.get("start"), "trigger_kind": r.get("trigger"),
+                        "cause": r.get("cause"), "last_step": r.get("end")}
+                       for r in t.get("rework", []) if isinstance(r, dict)],
+        }
+    return out
+
+
+def stage_findings(stage: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A stage's own findings (``anchor``/``at``, ``what``): the achievement stage keeps them per
+    target, the efficiency stage beside its labels."""
+    if not usable(stage):
+        return []
+    got = [f for t in stage.get("achievement", []) or [] if isinstance(t, dict)  # type: ignore[union-attr]
+           for f in t.get("findings", []) or [] if isinstance(f, dict)]
+    got += [f for f in stage.get("findings", []) or [] if isinstance(f, dict)]  # type: ignore[union-attr]
+    return [{**f, "anchor": f.get("anchor") or f.get("at")} for f in got]
 
 
 def _labels(stages: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str | None]]:

@@ -279,7 +279,7 @@ def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
     import orjson
 
     from .. import window as windows
-    from .close import load_view, read_stages
+    from .close import load_view, read_stages, stage_findings
 
     d = {"run": orjson.loads((path / "run.json").read_bytes()), "stages": read_stages(path),
          "close": orjson.loads((path / "close.json").read_bytes()) if (path / "close.json").is_file() else None}
@@ -306,18 +306,24 @@ def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
             wanted.add(f["anchor"])
     for xs in target_inputs.values():
         wanted.update(s for s, _ in xs)
-    stage_findings = []
+    found = []
     for name in ("achievement", "subtasks", "efficiency", "divergence"):
-        fl = [f for f in (d["stages"].get(name) or {}).get("findings", []) or [] if isinstance(f, dict)]
+        fl = stage_findings(d["stages"].get(name))
         if fl:
-            stage_findings.append((name, fl))
+            found.append((name, fl))
             wanted.update(f["anchor"] for f in fl if isinstance(f.get("anchor"), str))
     steps: dict[str, Any] = {}
     for sid in sorted(wanted, key=lambda s: int(s[1:]) if s[1:].isdigit() else 1 << 60):
         if not (sid[:1] == "s" and sid[1:].isdigit()) or int(sid[1:]) > len(conv.steps) or not w.shows_step(sid):
             continue
         s = conv.step(sid)
-        text = s.text if s.kind != "tool" or s.text else str(s.request or "")
+        text = s.text
+        if s.kind in ("tool", "agent_call") and s.request:  # what it asked, then what came back
+            text = f"request: {orjson.dumps(s.request).decode()[:2000]}\n\nresult: {s.text}"
+        elif s.kind == "model_call":
+            text = f"a model call ({s.model or 'no model'}): " + ", ".join(
+                f"{k} {getattr(s.usage, k) if s.usage and getattr(s.usage, k) is not None else 'unknown'}"
+                for k in ("input", "output", "cache_read", "cache_write"))
         steps[sid] = {"kind": s.kind, "talk": s.talk, "stream": s.stream, "ts": s.ts, "text": text, "size": s.size,
                       "name": s.name, "status": s.status}
     served: dict[str, list[str]] = {}
@@ -349,7 +355,7 @@ def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
         ev = [e.get("statement") for e in g.get("evolution", []) if e.get("statement")]
         goal_statements[g["id"]] = ev[-1] if ev else ""
     return {"run": d["run"] or {}, "close": d["close"], "steps": steps, "timeline": rows, "subagents": subagents,
-            "stage_findings": stage_findings, "target_inputs": target_inputs, "goal_statements": goal_statements}
+            "stage_findings": found, "target_inputs": target_inputs, "goal_statements": goal_statements}
 
 
 def write(path: Path, store: Any, view: Any = None) -> Path:

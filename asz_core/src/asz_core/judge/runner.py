@@ -173,7 +173,9 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
     if view is not None:
         try:
             report_html.write(path, store, view)
-        except Exception as exc:  # the report is a view of close.json: its failure loses nothing
+        except Exception as exc:  # the report is a view of close.json: its failure loses nothing, and is said
+            (path / "calls").mkdir(exist_ok=True)
+            (path / "calls" / "report.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
             if progress:
                 progress(f"report.html was not written: {type(exc).__name__}: {exc}")
     if progress:
@@ -199,6 +201,9 @@ def failures(path: Path) -> list[str]:
     err = (d["close"] or {}).get("error")
     if err:
         out.append(f"the final statement could not be computed: {err}")
+    elif (path / "calls" / "report.traceback.txt").is_file():
+        out.append(f"report.html could not be written (asz's fault: {path / 'calls' / 'report.traceback.txt'} says "
+                   "where); close.json holds the whole statement, and asz judge -show renders it")
     return out
 
 
