@@ -400,6 +400,27 @@ def test_a_copy_in_another_file_is_the_same_record_without_a_warning(tmp_path: P
     assert store.resolve(B) == A and ledger(store, A).total.calls == 2
 
 
+def test_a_resume_collected_while_its_copies_are_written_is_still_the_same_records(tmp_path: Path, store: Store) -> None:
+    """Read on from a cursor, every uuid counts as met in the file; a resume's copies (another
+    file's records, other bytes) are still the same records, not newer copies."""
+    s = Session(A)
+    _two_talks(s)
+    _valid_x(s, 40)
+    s.write(tmp_path / "proj" / f"{A}.jsonl")
+    collect([tmp_path / "proj" / f"{A}.jsonl"], store)
+    resumed = Session(B, version="2.1.40")
+    for o in s.lines:
+        resumed.raw(dict(o, sessionId=B, version="2.1.40"))
+    f = tmp_path / "proj" / f"{B}.jsonl"
+    f.write_text(dumps(resumed.lines[0]) + "\n")  # Claude Code is still writing it
+    collect([f], store)
+    resumed.user("u3", "X", "a third question")
+    resumed.write(f)
+    r = collect([f], store)
+    assert problems(r) == [] and r.records_published == 1
+    assert [x.version for x in store.records(A, 9) if x.key in ("u1", "a1", "X")] == [1, 1, 1]
+
+
 def test_many_rewrites_in_one_file_are_named_then_counted(tmp_path: Path, store: Store) -> None:
     s = Session(A)
     s.user("u1", None, "go")

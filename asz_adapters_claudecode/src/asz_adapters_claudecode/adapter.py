@@ -385,21 +385,23 @@ class ClaudeCodeAdapter(RuntimeAdapter):
 # --- helpers ------------------------------------------------------------------------------
 
 class _Seen:
-    """The uuids one read of a file has met. Reading on from a cursor, the file's earlier lines
-    are still in it, so any uuid may already be there: every one counts as met."""
+    """The uuids one read of a file has met (their hashes: a 90 MB file holds 80,000). Reading on
+    from a cursor, the file's earlier lines are still in it, so any uuid may already be there:
+    every one counts as met."""
 
     __slots__ = ("keys", "all")
 
     def __init__(self, all_met: bool) -> None:
-        self.keys: set[str] = set()
+        self.keys: set[int] = set()
         self.all = all_met
 
     def again(self, key: str) -> bool:
         if self.all:
             return True
-        if key in self.keys:
+        h = hash(key)
+        if h in self.keys:
             return True
-        self.keys.add(key)
+        self.keys.add(h)
         return False
 
 

@@ -257,9 +257,6 @@ class Store:
 _INSERT_RECORD = ("INSERT INTO records(conversation, key, version, round, digest, stream, kind, file, line, ts, raw, events) "
                   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)")
 _INSERT_CALL = "INSERT OR IGNORE INTO calls(call, conversation) VALUES(?, ?)"
-_NOTHING: tuple[int, tuple[bytes, ...], str, int, bool] = (0, (), "", 0, False)
-"""What a key holds in a conversation: newest version, the digests of its versions, and the
-newest one's file, line and whether it gave events."""
 _BATCH = 512
 
 
@@ -326,24 +323,21 @@ class Writer:
         digest = hashlib.sha256(entry.raw).digest()
         have = rnd.known.get(entry.key)
         if have is None and rnd.number == 1:
-            have = _NOTHING  # a new conversation holds nothing yet: no need to ask
+            have = (0, b"")  # a new conversation holds nothing yet: no need to ask
         if have is None:
             self._flush()
-            rows = self.db.execute(
-                "SELECT version, digest, file, line, length(events) > 2 FROM records WHERE key = ? AND conversation = ? "
-                "ORDER BY version", (entry.key, conversation)).fetchall()
-            have = (rows[-1][0], tuple(r[1] for r in rows), rows[-1][2], rows[-1][3], bool(rows[-1][4])) if rows else _NOTHING
-        version, digests, file, line, read = have
-        if version:
-            if entry.versioned:
-                if digests[-1] == digest:
-                    return False
-            elif not (entry.repeat and file == entry.file and digest not in digests):
-                return False  # the same record again (a resume's copy, a file read again)
-            elif not self._rewritten(entry, line, read):
-                return False
+            row = self.db.execute(
+                "SELECT version, digest FROM records WHERE key = ? AND conversation = ? ORDER BY version DESC LIMIT 1",
+                (entry.key, conversation),
+            ).fetchone()
+            have = (row[0], row[1]) if row else (0, b"")
+        version, old = have
+        if version and old == digest:
+            return False
+        if version and not entry.versioned and not (entry.repeat and self._rewritten(conversation, entry, digest)):
+            return False  # the same record again (a resume's copy, a line edited in a rewritten file)
         version += 1
-        rnd.known[entry.key] = (version, (*digests, digest), entry.file, entry.line, bool(entry.events))
+        rnd.known[entry.key] = (version, digest)
         self._rows.append((conversation, entry.key, version, rnd.number, digest, entry.stream, entry.kind, entry.file,
                            entry.line, entry.ts, entry.raw, events))
         for ev in entry.events:
@@ -357,10 +351,16 @@ class Writer:
         rnd.count += 1
         return True
 
-    def _rewritten(self, entry: Entry, line: int, read: bool) -> bool:
-        """A record written again in the same file with other content: the later copy is kept (as the
-        record's next version), unless it reads as nothing while the earlier copy read: the one that
-        reads is kept. Says so, naming both lines."""
+    def _rewritten(self, conversation: str, entry: Entry, digest: bytes) -> bool:
+        """A record written again in the same file with other content (rare: asked of the store):
+        the later copy is kept, as the record's next version, unless it reads as nothing while the
+        stored copy read: the one that reads is kept. Says so, naming both lines."""
+        self._flush()
+        rows = self.db.execute("SELECT digest, file, line, length(events) > 2 FROM records WHERE key = ? AND conversation = ? "
+                               "ORDER BY version", (entry.key, conversation)).fetchall()
+        if not rows or rows[-1][1] != entry.file or any(r[0] == digest for r in rows):
+            return False  # stored from another file (a resume), or this very content before
+        line, read = rows[-1][2], bool(rows[-1][3])
         keep = bool(entry.events) or not read
         kept = f"kept line {entry.line}, the newer" if keep else f"kept line {line}: this one reads as nothing"
         self.notes.append(Problem(entry.file, entry.line, f"{entry.key} is written twice in this file with other content "
@@ -433,7 +433,7 @@ class _OpenRound:
     def __init__(self, number: int, parent: str) -> None:
         self.number, self.parent, self.count = number, parent, 0
         self.hash = hashlib.sha256(parent.encode())
-        self.known: dict[str, tuple[int, tuple[bytes, ...], str, int, bool]] = {}
+        self.known: dict[str, tuple[int, bytes]] = {}
         self.calls: set[str] = set()  # global call ids this round already noted
 
 
