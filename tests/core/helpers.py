@@ -85,3 +85,19 @@ def fingerprint(db_path: Path) -> dict[str, Any]:
         "records": db_rows(db_path, "SELECT conversation, key, version, round, digest FROM records ORDER BY seq"),
         "files": db_rows(db_path, "SELECT path, offset, line FROM files ORDER BY path"),
     }
+
+
+class OneRuntime:
+    """A registry of one runtime adapter instance, for collect (a plugin without installing it)."""
+
+    def __init__(self, adapter: Any) -> None:
+        self.adapter = adapter
+
+    def runtime(self, name: str) -> Any:
+        return self.adapter
+
+    def runtimes(self) -> list[Any]:
+        return [self.adapter]
+
+    def detect_runtime(self, path: Path) -> Any:
+        return self.adapter if self.adapter.detect(path) else None

@@ -17,8 +17,9 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
-from asz_core.records import Cursor, Entry, Problem
-from asz_core.textclip import clip_input, clip_text
+from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem
+from asz_core.regular import open_regular
+from asz_core.textclip import clip_input, clip_text, kind_name
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _INTERRUPTS = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
@@ -110,7 +111,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                     if not why.startswith("empty"):
                         st["skipped"] = why  # an empty file may still be written: read it when it grows
                 if why.startswith("empty"):  # past its whole blank lines (at most 4 KiB), no further
-                    with open(path, "rb") as f:
+                    with open_regular(path) as f:
                         head = f.read(4096)
                     blank = head[: len(head) - len(head.lstrip())]
                     blank = blank[: blank.rfind(b"\n") + 1]
@@ -145,13 +146,13 @@ class ClaudeCodeAdapter(RuntimeAdapter):
     def _entries(self, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any],
                  seen: _Seen) -> Iterator[Entry | Problem]:
         typ = obj.get("type")
-        if typ not in _KNOWN:
+        if not isinstance(typ, str) or typ not in _KNOWN:  # a list or an object is no type (and unhashable)
             # Newer Claude Code versions add entry types; one warning per type and file is enough
             # (the lines are kept whole, so a later asz can read them).
             known = st.setdefault("unknown_types", [])
-            if str(typ) not in known:
-                known.append(str(typ))
-                yield Problem(fname, lineno, f"unknown entry type {typ!r}; kept, no events (further lines of this type are not warned about)")
+            if kind_name(typ) not in known:
+                known.append(kind_name(typ))
+                yield Problem(fname, lineno, f"unknown entry type {kind_name(typ)!r}; kept, no events (further lines of this type are not warned about)")
         uuid = obj.get("uuid")
         key = uuid if isinstance(uuid, str) and uuid else "h:" + hashlib.blake2b(body, digest_size=12).hexdigest()
         repeat = seen.again(key) if uuid is not None and key == uuid else False
@@ -160,7 +161,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             yield Problem(fname, lineno, "assistant line with usage but no message id; counted as a model call of its own (this line)")
         try:
             events = tuple(self._events(typ, obj, st, stream))
-        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+        except SHAPE_ERRORS as exc:
             # A line of an unexpected shape is kept whole; it just says nothing to assembly.
             yield Problem(fname, lineno, f"{typ} line of unexpected shape ({exc}); kept, no events")
             events = ()
@@ -169,7 +170,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             key=key,
             session=st["session"],
             stream=stream,
-            kind=str(typ),
+            kind=kind_name(typ),
             file=fname,
             line=lineno,
             raw=body,
@@ -361,7 +362,8 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                 tid = _str_id(b.get("id"))
                 if name in ("Task", "Agent") and isinstance(inp.get("prompt"), str) and tid:
                     st.setdefault("tasks", {}).setdefault(inp["prompt"], []).append(tid)
-                yield {"e": "tool_use", "call": call, "id": tid, "name": name, "input": clip_input(inp)}
+                yield {"e": "tool_use", "call": call, "id": tid, "name": name if isinstance(name, str) else None,
+                       "input": clip_input(inp)}
 
     def _system(self, obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
         sub = obj.get("subtype")
@@ -461,7 +463,7 @@ def _size(p: Path) -> int:
 def _not_a_transcript(p: Path) -> str | None:
     """Why a whole file is not read (empty, binary, not Claude Code), or None to read it."""
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             head = f.read(4096)
     except OSError as exc:
         return f"not readable ({exc}); file skipped"
@@ -484,13 +486,19 @@ def _not_a_transcript(p: Path) -> str | None:
 def _usage(u: dict[str, Any]) -> dict[str, Any]:
     cc = u.get("cache_creation") if isinstance(u.get("cache_creation"), dict) else {}
     return {
-        "input": u.get("input_tokens"),
-        "output": u.get("output_tokens"),
-        "cache_read": u.get("cache_read_input_tokens"),
-        "cache_write": u.get("cache_creation_input_tokens"),
-        "cache_write_5m": cc.get("ephemeral_5m_input_tokens"),
-        "cache_write_1h": cc.get("ephemeral_1h_input_tokens"),
+        "input": _n(u.get("input_tokens")),
+        "output": _n(u.get("output_tokens")),
+        "cache_read": _n(u.get("cache_read_input_tokens")),
+        "cache_write": _n(u.get("cache_creation_input_tokens")),
+        "cache_write_5m": _n(cc.get("ephemeral_5m_input_tokens")),
+        "cache_write_1h": _n(cc.get("ephemeral_1h_input_tokens")),
     }
+
+
+def _n(v: Any) -> Any:
+    """A count as recorded, for Usage to judge (a negative one is unknown there); a list or an
+    object is no count and is not carried into the events."""
+    return v if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def _text_of(content: Any) -> str:
@@ -583,7 +591,7 @@ def _session_from_path(p: Path) -> str | None:
 
 def _looks_like_claude(p: Path) -> bool:
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             head = f.read(4096)
     except OSError:
         return False
@@ -595,7 +603,7 @@ def _last_timestamp(p: Path) -> str:
     """The newest timestamp near a file's end, read backwards 16 KiB at a time (at most 256 KiB):
     cheap, since collect asks it of every session file on every run."""
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             end = f.seek(0, os.SEEK_END)
             pos, tail = end, b""
             while pos > 0 and end - pos < 262144:

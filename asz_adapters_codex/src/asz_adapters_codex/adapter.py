@@ -19,8 +19,9 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
-from asz_core.records import Cursor, Entry, Problem, count
-from asz_core.textclip import clip_input, clip_text
+from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, count
+from asz_core.regular import is_regular, open_regular
+from asz_core.textclip import clip_input, clip_text, kind_name
 
 from .patch import PATCH_FILES_KEY, request_files
 
@@ -68,6 +69,9 @@ class CodexAdapter(RuntimeAdapter):
             return [path]
         found = []
         for p in _walk_jsonl(path):
+            if not is_regular(p):
+                found.append((0, str(p), p))  # listed so collect says it skipped it (never opened)
+                continue
             kind = _head_kind(p)
             if kind is None:
                 continue
@@ -104,17 +108,17 @@ class CodexAdapter(RuntimeAdapter):
         typ = obj.get("type")
         payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else None
         if fmt == "exec":
-            kind = str(typ)
+            kind = kind_name(typ)
         elif payload is not None and isinstance(payload.get("type"), str) and typ in ("event_msg", "response_item"):
-            kind = f"{typ}:{payload['type']}"
+            kind = f"{typ}:{kind_name(payload['type'])}"
         else:
-            kind = str(typ if typ is not None else ("record_type:" + str(obj.get("record_type")) if "record_type" in obj else "legacy"))
+            kind = kind_name(typ) if typ is not None else ("record_type:" + kind_name(obj.get("record_type")) if "record_type" in obj else "legacy")
         try:
             if fmt == "exec":
                 events = list(self._exec_events(obj, st))
             else:
                 events = list(self._rollout_events(path, fname, lineno, obj, payload, st))
-        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+        except SHAPE_ERRORS as exc:
             # A line of an unexpected shape is kept whole; it just says nothing to assembly.
             yield Problem(fname, lineno, f"{kind} line of unexpected shape ({exc}); kept, no events")
             events = []
@@ -143,7 +147,7 @@ class CodexAdapter(RuntimeAdapter):
             st["fmt"] = "exec"
             if typ == "thread.started" and isinstance(obj.get("thread_id"), str):
                 thread = obj["thread_id"]
-        elif typ in _ROLLOUT_TYPES or typ in _QUIET_TYPES or isinstance(payload, dict):
+        elif _among(typ, _ROLLOUT_TYPES) or _among(typ, _QUIET_TYPES) or isinstance(payload, dict):
             st["fmt"] = "rollout"
             if typ == "session_meta" and isinstance(payload, dict):
                 thread = _meta_id(payload)
@@ -162,7 +166,7 @@ class CodexAdapter(RuntimeAdapter):
     def _rollout_events(self, path: Path, fname: str, lineno: int, obj: dict[str, Any], p: dict[str, Any] | None,
                         st: dict[str, Any]) -> Iterator[dict[str, Any] | Problem]:
         typ = obj.get("type")
-        if st["fmt"] == "legacy" and typ not in _ROLLOUT_TYPES:
+        if st["fmt"] == "legacy" and not _among(typ, _ROLLOUT_TYPES):
             yield from self._legacy(obj, st, lineno)
             return
         if typ == "session_meta" and p is not None:
@@ -176,10 +180,10 @@ class CodexAdapter(RuntimeAdapter):
             st["replay"] = {"last": _seconds(obj.get("timestamp")), "open": []}
         if st.get("replay") is not None and self._replayed(obj, p, st):
             return
-        if typ in _QUIET_TYPES or typ == "session_meta":
+        if _among(typ, _QUIET_TYPES) or typ == "session_meta":
             return
-        if typ not in _ROLLOUT_TYPES:
-            yield Problem(fname, lineno, f"unknown record type {typ!r}; kept, no events")
+        if not _among(typ, _ROLLOUT_TYPES):
+            yield Problem(fname, lineno, f"unknown record type {kind_name(typ)!r}; kept, no events")
             return
         if p is None:
             yield Problem(fname, lineno, f"{typ} line without a payload object; kept, no events")
@@ -363,16 +367,16 @@ class CodexAdapter(RuntimeAdapter):
             cid, evs = self._call(st)
             yield from evs
             yield {"e": "thinking", "call": cid, **clip_text(_reasoning_text(p))}
-        elif sub in _TOOL_CALLS:
+        elif _among(sub, _TOOL_CALLS):
             yield from self._tool_call(sub, p, st, lineno)
-        elif sub in _TOOL_OUTPUTS:
+        elif _among(sub, _TOOL_OUTPUTS):
             yield from self._tool_output(sub, p, st)
         elif sub == "agent_message":
             # Multi-agent v2: a message from another agent placed in this thread's history.
             yield {"e": "notice", "kind": "agent_message", **clip_text(_content_text(p.get("content")))}
 
     def _tool_call(self, sub: str, p: dict[str, Any], st: dict[str, Any], lineno: int) -> Iterator[dict[str, Any]]:
-        tid = p.get("call_id") or p.get("id") or f"{st['thread']}:L{lineno}"
+        tid = _str_id(p.get("call_id")) or _str_id(p.get("id")) or f"{st['thread']}:L{lineno}"
         result: dict[str, Any] | None = None
         if sub == "function_call":
             name = p.get("name")
@@ -402,7 +406,7 @@ class CodexAdapter(RuntimeAdapter):
             if status in ("completed", "failed", "incomplete"):
                 text = _web_text(p) if sub == "web_search_call" else str(p.get("revised_prompt") or status)
                 result = {"e": "tool_result", "id": tid, "error": status != "completed", **clip_text(text)}
-        name = name if isinstance(name, str) else str(name)
+        name = name if isinstance(name, str) else kind_name(name)
         cid, evs = self._call(st)
         yield from evs
         ev_input = clip_input(request)
@@ -417,8 +421,8 @@ class CodexAdapter(RuntimeAdapter):
             _cap(st["tools"])
 
     def _tool_output(self, sub: str, p: dict[str, Any], st: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        tid = p.get("call_id")
-        name = st["tools"].pop(tid, None) if isinstance(tid, str) else None
+        tid = _str_id(p.get("call_id"))
+        name = st["tools"].pop(tid, None) if tid else None
         end_failed = st["fail"].pop(tid, False) if isinstance(tid, str) else False
         if sub == "tool_search_output":
             tools = p.get("tools")
@@ -518,7 +522,7 @@ class CodexAdapter(RuntimeAdapter):
                     cid, evs = self._call(st)
                     yield from evs
                     yield {"e": "thinking", "call": cid, **clip_text(str(item.get("text") or ""))}
-            elif it in _EXEC_TOOL_ITEMS:
+            elif _among(it, _EXEC_TOOL_ITEMS):
                 started = st.setdefault("started", {})
                 if iid not in started:
                     cid, evs = self._call(st)
@@ -671,6 +675,16 @@ def _end_failed(sub: str, p: dict[str, Any]) -> bool:
     return False
 
 
+def _str_id(v: Any) -> str | None:
+    """A call id is a non-empty string; a list or an object is no id."""
+    return v if isinstance(v, str) and v else None
+
+
+def _among(v: Any, names: frozenset[str]) -> bool:
+    """Whether a record's type field is one of ``names``: a list or an object (unhashable) never is."""
+    return isinstance(v, str) and v in names
+
+
 def _cap(d: dict[str, Any]) -> None:
     while len(d) > _STATE_CAP:
         d.pop(next(iter(d)))
@@ -719,7 +733,7 @@ def _depth_of(p: Mapping[str, Any] | None) -> int | None:
 
 def _first_line(p: Path) -> bytes:
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             while True:
                 line = f.readline(_HEAD_BYTES)
                 if not line:
@@ -754,7 +768,7 @@ def _head_kind(p: Path) -> str | None:
     if obj is None:
         return None
     typ = obj.get("type")
-    if typ in _ROLLOUT_TYPES and isinstance(obj.get("payload"), dict):
+    if _among(typ, _ROLLOUT_TYPES) and isinstance(obj.get("payload"), dict):
         return "rollout"
     if typ == "thread.started" and isinstance(obj.get("thread_id"), str):
         return "exec"

@@ -27,15 +27,17 @@ def patch_files(text: str) -> list[str]:
 
 
 def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for k, v in value.items():
-            if k != PATCH_FILES_KEY:
-                yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
+    """Every string in a request, in order; walked with a stack of its own, so a request nested a
+    thousand levels deep is read like any other."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, Mapping):
+            stack.extend(reversed([x for k, x in v.items() if k != PATCH_FILES_KEY]))
+        elif isinstance(v, (list, tuple)):
+            stack.extend(reversed(v))
 
 
 def request_files(tool: str, request: Mapping[str, Any]) -> list[str]:

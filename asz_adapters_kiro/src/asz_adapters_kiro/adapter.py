@@ -32,8 +32,9 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects
-from asz_core.records import Cursor, Entry, Problem
-from asz_core.textclip import clip_input, clip_text
+from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem
+from asz_core.regular import is_regular, not_regular, open_regular, read_regular
+from asz_core.textclip import clip_input, clip_text, kind_name
 
 INTERRUPT_PROMPT = "The user interrupted the tool execution."
 """CancelledToolUses.prompt when the person pressed Ctrl-C during a tool run (§1.3)."""
@@ -46,6 +47,7 @@ _EDIT_TOOLS = {"fs_write": "path", "write": "path", "fsWrite": "path"}
 _APPROVALS = {"y", "n", "t"}  # "> y" / "> t" lines in a transcript approve a tool (§1.5)
 _JOURNAL_KINDS = {"Prompt", "AssistantMessage", "ToolResults", "Clear"}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_NAMES = (".json", ".jsonl", ".sqlite3")  # how Kiro's files end (a /save export may be named anything)
 _FIRST_KEY = re.compile(rb'^\s*\{\s*"conversation_id"\s*:')
 _TOOL_USES_TAIL = re.compile(r"\n?\[Tool uses: ([^\]\n]*)\]\s*$")
 _FRACTION = re.compile(r"(\.\d{6})\d+")
@@ -76,6 +78,9 @@ class KiroAdapter(RuntimeAdapter):
         found: dict[Path, str] = {}
         candidates = [path] if path.is_file() else list(_walk(path))
         for p in candidates:
+            if p.suffix in _NAMES and not is_regular(p):
+                found[p] = "not regular"  # listed so collect says it skipped it (never opened)
+                continue
             kind = _sniff(p)
             if kind == "meta":
                 p, kind = p.with_suffix(".jsonl"), "journal"
@@ -119,7 +124,7 @@ class KiroAdapter(RuntimeAdapter):
         # A ConversationState document (or a file --runtime kiro forces on us): a whole
         # document, rewritten by every save. It is read whole when its bytes changed.
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except OSError as exc:
             yield Problem(str(path), 0, f"cannot read ({exc})")
             return
@@ -140,8 +145,8 @@ class KiroAdapter(RuntimeAdapter):
         if cursor.state.get("sig") == sig:
             return
         try:
-            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        except sqlite3.Error as exc:
+            db = _connect(path)
+        except (sqlite3.Error, OSError) as exc:
             yield Problem(fname, 0, f"cannot open SQLite store ({exc})")
             return
         try:
@@ -215,16 +220,16 @@ class KiroAdapter(RuntimeAdapter):
         if st["stream"] != "main" and not st.get("opened"):
             st["opened"] = True
             events.append({"e": "stream", "kind": "child", "by": []})
-        if kind not in _JOURNAL_KINDS:
-            yield Problem(fname, lineno, f"unknown record kind {kind!r}; kept, no events")
+        if not isinstance(kind, str) or kind not in _JOURNAL_KINDS:  # a list or an object is no kind
+            yield Problem(fname, lineno, f"unknown record kind {kind_name(kind)!r}; kept, no events")
         else:
             try:
                 events.extend(_journal_events(kind, data, st, model, key))
-            except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            except SHAPE_ERRORS as exc:
                 yield Problem(fname, lineno, f"{kind} record of unexpected shape ({exc}); kept, no events")
         meta = data.get("meta") if isinstance(data, dict) else None
         ts = _epoch_iso(meta.get("timestamp")) if isinstance(meta, dict) else None
-        yield Entry(key=key, session=st["session"], stream=st["stream"], kind=str(kind), file=fname, line=lineno,
+        yield Entry(key=key, session=st["session"], stream=st["stream"], kind=kind_name(kind), file=fname, line=lineno,
                     raw=body, events=tuple(events), ts=ts)
 
 
@@ -418,7 +423,7 @@ def _history_entries(fname: str, text: str, lines: _Lines, doc: _Doc, cid: str, 
         kind = f"{_variant(user.get('content') if isinstance(user, dict) else None)}/{_variant(assistant)}"
         try:
             events = tuple(_entry_events(user, assistant, rm, key, model))
-        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+        except SHAPE_ERRORS as exc:
             yield Problem(fname, line, f"history item {i} of unexpected shape ({exc}); kept, no events")
             events = ()
         else:
@@ -504,7 +509,7 @@ def _entry_events(user: Any, assistant: Any, rm: Any, key: str, model: str | Non
     uses = body.get("tool_uses") if av == "ToolUse" else None
     for u in uses if isinstance(uses, list) else []:
         args = u.get("args")
-        yield {"e": "tool_use", "call": call, "id": u.get("id"), "name": u.get("name"),
+        yield {"e": "tool_use", "call": call, "id": _str(u.get("id")), "name": _str(u.get("name")),
                "input": clip_input(args if isinstance(args, dict) else {})}
 
 
@@ -527,7 +532,7 @@ def _result_event(r: Any) -> dict[str, Any]:
         elif isinstance(block, dict) and "Image" in block:
             parts.append("[image]")
     status = r.get("status")
-    return {"e": "tool_result", "id": r.get("tool_use_id"), "error": isinstance(status, str) and status.lower() == "error",
+    return {"e": "tool_result", "id": _str(r.get("tool_use_id")), "error": isinstance(status, str) and status.lower() == "error",
             **clip_text("\n".join(parts))}
 
 
@@ -665,7 +670,7 @@ def _journal_events(kind: str, data: Any, st: dict[str, Any], model: str | None,
                 yield {"e": "thinking", "call": mid, **clip_text(bd.get("text") or "")}
             elif bk == "toolUse" and isinstance(bd, dict):
                 inp = bd.get("input")
-                yield {"e": "tool_use", "call": mid, "id": bd.get("toolUseId"), "name": bd.get("name"),
+                yield {"e": "tool_use", "call": mid, "id": _str(bd.get("toolUseId")), "name": _str(bd.get("name")),
                        "input": clip_input(inp if isinstance(inp, dict) else {})}
     elif kind == "ToolResults":
         for b in blocks:
@@ -674,7 +679,7 @@ def _journal_events(kind: str, data: Any, st: dict[str, Any], model: str | None,
             bd = b["data"]
             status = bd.get("status")
             content = bd.get("content") if isinstance(bd.get("content"), list) else []
-            yield {"e": "tool_result", "id": bd.get("toolUseId"),
+            yield {"e": "tool_result", "id": _str(bd.get("toolUseId")),
                    "error": isinstance(status, str) and status.lower() == "error", **clip_text(_blocks_text(content))}
 
 
@@ -695,7 +700,7 @@ def _blocks_text(blocks: list[Any]) -> str:
 
 def _load_meta(path: Path) -> tuple[dict[str, Any], bytes | None, Problem | None]:
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except OSError:
         return {}, None, None
     try:
@@ -728,12 +733,15 @@ def _sniff(p: Path) -> str | None:
     """What Kiro file ``p`` is: ``save`` (a ConversationState document), ``sqlite``,
     ``journal`` (Kiro 2.x .jsonl), ``meta`` (its .json), or None. Reads a few KiB."""
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             head = f.read(_SNIFF_BYTES)
     except OSError:
         return None
     if head.startswith(_SQLITE_MAGIC):
-        return "sqlite" if _has_conversation_tables(p) else None
+        try:
+            return "sqlite" if _has_conversation_tables(p) else None
+        except OSError:
+            return "sqlite"  # a side file SQLite would wait on: listed, so reading it says why
     body = head.removeprefix(b"\xef\xbb\xbf")
     if not body.lstrip().startswith(b"{"):
         return None
@@ -743,11 +751,11 @@ def _sniff(p: Path) -> str | None:
         first = body.split(b"\n", 1)[0]
         if b'"kind"' in first and b'"data"' in first:
             try:
-                with open(p, "rb") as f:
+                with open_regular(p) as f:
                     obj = orjson.loads(f.readline(1 << 20))
             except (OSError, orjson.JSONDecodeError):
                 return None
-            if isinstance(obj, dict) and obj.get("kind") in _JOURNAL_KINDS and "data" in obj:
+            if isinstance(obj, dict) and isinstance(obj.get("kind"), str) and obj["kind"] in _JOURNAL_KINDS and "data" in obj:
                 return "journal"
         return None
     if p.suffix == ".json" and b'"session_id"' in body and p.with_suffix(".jsonl").is_file():
@@ -771,13 +779,25 @@ def _conversation_tables(db: sqlite3.Connection) -> set[str]:
 
 def _has_conversation_tables(p: Path) -> bool:
     try:
-        db = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+        db = _connect(p)
         try:
             return bool(_conversation_tables(db))
         finally:
             db.close()
     except sqlite3.Error:
         return False
+
+
+def _connect(p: Path) -> sqlite3.Connection:
+    """The store, opened read-only, when it and the side files SQLite opens beside it are regular
+    files: SQLite opens them itself, and would wait forever on a FIFO. (They are checked by path
+    just before SQLite opens them: a file swapped in between is the one case not covered.)"""
+    real = p.resolve()
+    for f in (real, *(Path(f"{real}{side}") for side in ("-wal", "-shm", "-journal"))):
+        why = not_regular(f)
+        if why:
+            raise OSError(f"{f}: {why}")
+    return sqlite3.connect(f"{real.as_uri()}?mode=ro", uri=True)
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -790,6 +810,11 @@ def _walk(root: Path) -> Iterator[Path]:
 
 
 # --- small helpers --------------------------------------------------------------------------
+
+def _str(v: Any) -> str | None:
+    """A tool's id or name is a string; a list or an object (a broken record) is none."""
+    return v if isinstance(v, str) else None
+
 
 def _rewritten(cursor: Cursor) -> None:
     """A whole document or database is rewritten in place, not appended to. Collect trusts a

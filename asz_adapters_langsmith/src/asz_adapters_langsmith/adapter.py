@@ -28,7 +28,8 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import RuntimeAdapter
-from asz_core.records import Cursor, Entry, Problem, count
+from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, count
+from asz_core.regular import is_regular, open_regular, read_regular
 from asz_core.textclip import clip_input, clip_text
 
 SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -80,7 +81,8 @@ class LangSmithAdapter(RuntimeAdapter):
     def files(self, path: Path) -> list[Path]:
         if path.is_file():
             return [path]
-        return [p for p in _walk(path) if _looks_like_langsmith(p)]
+        # A FIFO or a device is listed without a look inside, so collect says it skipped it.
+        return [p for p in _walk(path) if not is_regular(p) or _looks_like_langsmith(p)]
 
     def file_requests(self, tool: str, request: Mapping[str, Any]) -> list[str]:
         if not isinstance(request, Mapping):
@@ -108,7 +110,11 @@ class LangSmithAdapter(RuntimeAdapter):
         read again from its start (records already stored are not stored twice; a run that
         changed lands as a new version)."""
         fname = str(path)
-        data = path.read_bytes()
+        try:
+            data = read_regular(path)
+        except OSError as exc:
+            yield Problem(fname, 0, f"cannot read ({exc}); file skipped")
+            return
         parts, problems, consumed, lines = parse(fname, data)
         yield from problems
         yield from entries_from_parts(parts, fname)
@@ -182,6 +188,7 @@ def _number(text: str) -> int | float:
 
 
 _DEC = json.JSONDecoder(parse_int=_number)
+_LIST_DEPTH = 16  # runs are found in lists of lists this deep at most (exports nest one or two)
 _WS = re.compile(r"[ \t\n\r]*")
 _CONTAINERS = ("post", "patch", "runs")
 
@@ -237,13 +244,20 @@ def _expect(text: str, i: int, chars: str) -> str:
     return text[i]
 
 
+def _decode(text: str, i: int) -> tuple[Any, int]:
+    try:
+        return _DEC.raw_decode(text, i)
+    except RecursionError:  # nested deeper than the parser's stack goes: a syntax error here
+        raise json.JSONDecodeError("nested too deeply", text, i) from None
+
+
 def _scan_array(text: str, i: int, out: list[tuple[int, Any]]) -> int:
     i = _ws(text, i + 1)
     if _expect(text, i, "]\"{[-0123456789tfn") == "]":
         return i + 1
     while True:
         i = _ws(text, i)
-        val, end = _DEC.raw_decode(text, i)
+        val, end = _decode(text, i)
         out.append((i, val))
         i = _ws(text, end)
         if _expect(text, i, ",]") == "]":
@@ -268,7 +282,7 @@ def _scan_object(text: str, i: int, members: dict[str, Any], arrays: dict[str, l
             i = _scan_array(text, i, elems)
             members[key] = [v for _, v in elems]
         else:
-            members[key], i = _DEC.raw_decode(text, i)
+            members[key], i = _decode(text, i)
         i = _ws(text, i)
         if _expect(text, i, ",}") == "}":
             return i + 1
@@ -276,11 +290,14 @@ def _scan_object(text: str, i: int, members: dict[str, Any], arrays: dict[str, l
 
 
 def _collect_parts(obj: Any, line: int, where: str, fname: str, parts: list[Part], problems: list[Problem],
-                   kind: str | None = None, container: bool = False) -> None:
+                   kind: str | None = None, container: bool = False, depth: int = 0) -> None:
     """Turn one JSON value into parts: a run, a batch of runs, or a list of either."""
     if isinstance(obj, list):
+        if depth >= _LIST_DEPTH:
+            problems.append(Problem(fname, line, f"{where}: lists nested {_LIST_DEPTH} deep, not runs; skipped"))
+            return
         for n, v in enumerate(obj):
-            _collect_parts(v, line, f"{where}[{n}]", fname, parts, problems, kind)
+            _collect_parts(v, line, f"{where}[{n}]", fname, parts, problems, kind, depth=depth + 1)
         return
     if not isinstance(obj, dict):
         problems.append(Problem(fname, line, f"{where}: a {type(obj).__name__}, not a run; skipped"))
@@ -406,20 +423,25 @@ def entries_from_parts(parts: Iterable[Part], fname: str) -> Iterator[Entry | Pr
 
     last_llm: dict[tuple[str, str], str] = {}
     for r in ordered:
+        key, kind, events, problem = None, None, (), None
         if not r.created and r.run_type is None:
-            yield Problem(fname, r.line, f"update of run {r.id} whose create is not in this file; kept without events (read the create and its updates together)")
-            yield _entry(r, fname, key=f"{r.id}:update", kind="run_update", events=())
-            continue
-        if r.run_type is None and r.data.get("run_type") is None and not _copy_like(r):
-            yield Problem(fname, r.line, f"run {r.id} has no run_type; kept without events")
-            yield _entry(r, fname, events=())
-            continue
+            problem = f"update of run {r.id} whose create is not in this file; kept without events (read the create and its updates together)"
+            key, kind = f"{r.id}:update", "run_update"
+        elif r.run_type is None and r.data.get("run_type") is None and not _copy_like(r):
+            problem = f"run {r.id} has no run_type; kept without events"
+        else:
+            try:
+                events = tuple(_events(r, runs, last_llm))
+            except SHAPE_ERRORS as exc:
+                problem = f"run {r.id} of unexpected shape ({exc}); kept without events"
         try:
-            events = tuple(_events(r, runs, last_llm))
-        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
-            yield Problem(fname, r.line, f"run {r.id} of unexpected shape ({exc}); kept without events")
-            events = ()
-        yield _entry(r, fname, events=events)
+            entry = _entry(r, fname, key=key, kind=kind, events=events)
+        except RecursionError:
+            yield Problem(fname, r.line, f"run {r.id} is nested too deeply to be written again (about 1,000 levels); skipped")
+            continue
+        if problem:
+            yield Problem(fname, r.line, problem)
+        yield entry
 
 
 def _copy_like(r: _Run) -> bool:
@@ -439,11 +461,20 @@ def _entry(r: _Run, fname: str, *, events: tuple[dict[str, Any], ...], key: str 
         kind=kind or (r.run_type or "run"),
         file=fname,
         line=r.line,
-        raw=orjson.dumps(d),
+        raw=_raw(d),
         events=events,
         ts=ts,
         versioned=True,
     )
+
+
+def _raw(d: dict[str, Any]) -> bytes:
+    """A run as JSON. orjson writes at most 255 levels; a run nested deeper (its inputs, say) is
+    written by the standard library, up to about 1,000 levels (past that: RecursionError)."""
+    try:
+        return orjson.dumps(d)
+    except TypeError:
+        return json.dumps(d, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8", "surrogatepass")
 
 
 def _merge(dst: dict[str, Any], src: dict[str, Any]) -> None:
@@ -615,6 +646,7 @@ def _tool_events(r: _Run, call: str | None) -> Iterator[dict[str, Any]]:
     d = r.data
     md = r.meta
     name = md.get("ls_tool_name") if isinstance(md.get("ls_tool_name"), str) else d.get("name")
+    name = name if isinstance(name, str) else None  # a list or an object names no tool
     inputs = d.get("inputs")
     if isinstance(inputs, dict) and len(inputs) == 1 and isinstance(inputs.get("input"), dict):
         inputs = inputs["input"]  # plugins wrap tool args as {"input": args}
@@ -1042,7 +1074,7 @@ def _looks_like_langsmith(p: Path) -> bool:
     if not p.name.lower().endswith(SUFFIXES):
         return False
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             head = f.read(_HEAD_BYTES)
     except OSError:
         return False
@@ -1053,7 +1085,7 @@ def _looks_like_langsmith(p: Path) -> bool:
     except orjson.JSONDecodeError:
         obj = None
     if isinstance(obj, dict):
-        if "sessionId" in obj or obj.get("type") in _CODEX_TYPES or ("conversation_id" in obj and "history" in obj):
+        if "sessionId" in obj or (isinstance(obj.get("type"), str) and obj["type"] in _CODEX_TYPES) or ("conversation_id" in obj and "history" in obj):
             return False  # a Claude Code line, a Codex rollout line, a Kiro save
         if _is_run(obj) or _is_copy(obj):
             return True

@@ -290,7 +290,8 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                     tools[tid].touch(rec)
                     continue
                 b = new("tool", s, rec)
-                b.tool_id, b.name, b.request, b.status = tid, ev.get("name"), ev.get("input"), "no_result"
+                name = ev.get("name")  # a list or an object (a broken line) names no tool
+                b.tool_id, b.name, b.request, b.status = tid, name if isinstance(name, str) else None, ev.get("input"), "no_result"
                 if tid:
                     tools[tid] = b
             elif e == "tool_result":

@@ -22,6 +22,7 @@ from .errors import AszError, RecordError, StoreError
 from .interfaces import RuntimeAdapter
 from .records import Cursor, Entry, Problem
 from .registry import Registry
+from .regular import kind_of, not_regular, open_regular
 from .store import TAIL_BYTES, Round, Store, Writer
 
 # A session whose first entries are copies of another conversation's records continues that
@@ -115,7 +116,7 @@ def _collect_file(adapter: RuntimeAdapter, f: Path, store: Store, w: Writer, bin
     try:
         st = os.stat(f)
         if not stat.S_ISREG(st.st_mode):
-            problems.append(Problem(str(f), 0, f"not a regular file ({_kind(st.st_mode)}); skipped"))
+            problems.append(Problem(str(f), 0, f"not a regular file ({kind_of(st.st_mode)}); skipped"))
             return
         cursor = _cursor_for(store, f, st, adapter.name)
         if cursor is None:
@@ -173,6 +174,10 @@ def plan_files(paths: Iterable[Path], registry: Registry, runtime: str | None,
         if not path.exists():
             why = f"a symbolic link to {os.readlink(path)}, which cannot be opened" if path.is_symlink() else "no such file or folder"
             problems.append(Problem(str(path), 0, why))
+            continue
+        why = None if path.is_dir() else not_regular(path)
+        if why:
+            problems.append(Problem(str(path), 0, f"{why}; skipped"))
             continue
         if forced is not None:
             found = [(forced, f) for f in _files(forced, path, problems)]
@@ -237,13 +242,7 @@ def _detects(adapter: RuntimeAdapter, path: Path) -> bool:
 def _probe(f: Path) -> None:
     """Open ``f`` for reading and close it: an unreadable file is skipped before any adapter
     opens it. Never blocks (a named pipe swapped in since the stat is refused, not waited on)."""
-    fd = os.open(f, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        mode = os.fstat(fd).st_mode
-    finally:
-        os.close(fd)
-    if not stat.S_ISREG(mode):
-        raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)})")
+    open_regular(f).close()
 
 
 def _unopenable(f: Path, exc: OSError) -> str:
@@ -255,14 +254,6 @@ def _unopenable(f: Path, exc: OSError) -> str:
         except OSError:
             pass
     return f"cannot be opened ({exc.strerror or exc})"
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def _error(exc: BaseException) -> str:
@@ -287,6 +278,7 @@ def _companions(registry: Registry, store: Store, planned: set[str], problems: l
             try:
                 st = os.stat(f)
                 if not stat.S_ISREG(st.st_mode):
+                    problems.append(Problem(str(f), 0, f"not a regular file ({kind_of(st.st_mode)}); skipped"))
                     continue
                 cursor = _cursor_for(store, f, st, adapter.name)
                 if cursor is None:
@@ -337,7 +329,7 @@ def _cursor_for(store: Store, f: Path, st: os.stat_result, runtime: str) -> Curs
 
 
 def _tail_matches(f: Path, offset: int, tail: bytes) -> bool:
-    with open(f, "rb") as fh:
+    with open_regular(f) as fh:
         fh.seek(max(0, offset - TAIL_BYTES))
         return fh.read(min(offset, TAIL_BYTES)) == tail
 

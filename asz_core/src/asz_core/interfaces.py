@@ -55,6 +55,9 @@ class RuntimeAdapter(ABC):
         """The files under ``path`` this adapter reads, in the order they must be read.
 
         Order matters: records land in this order, and the store orders everything by landing.
+        Something named like this runtime's files that is not a regular file (a FIFO, a device
+        behind a symlink) is listed without being opened: collect skips it with a warning naming
+        it. Every read goes through :func:`asz_core.regular.open_regular`, never plain ``open``.
         """
 
     @abstractmethod

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from .records import Cursor, Problem
+from .regular import open_regular
 
 
 def read_objects(path: Path, cursor: Cursor) -> Iterator[tuple[int, bytes, dict[str, Any]] | Problem]:
@@ -19,14 +20,24 @@ def read_objects(path: Path, cursor: Cursor) -> Iterator[tuple[int, bytes, dict[
     asks for the next item), so an interrupted read resumes at the first line not handled. A
     line that is not JSON, or not an object, is a :class:`Problem` and reading goes on. A last
     line with no newline that does not parse is still being written: it is left, with a
-    Problem, for the next read.
+    Problem, for the next read. A file that cannot be opened (not a regular file: a FIFO, a
+    device) is one Problem, and nothing is read.
     """
     fname = str(path)
-    with open(path, "rb") as f:
+    try:
+        f = open_regular(path)
+    except OSError as exc:
+        yield Problem(fname, 0, f"cannot read ({exc}); file skipped")
+        return
+    with f:
         f.seek(cursor.offset)
         offset, lineno = cursor.offset, cursor.line
         while True:
-            raw = f.readline()
+            try:
+                raw = f.readline()
+            except OSError as exc:  # a read that fails or would wait (/proc/kmsg behind a symlink)
+                yield Problem(fname, lineno + 1, f"cannot read on ({exc}); the rest of the file is skipped")
+                return
             if not raw:
                 return
             lineno += 1

@@ -55,6 +55,11 @@ class Problem:
         return f"{self.file}:{self.line}: {self.message}"
 
 
+SHAPE_ERRORS = (AttributeError, TypeError, KeyError, ValueError, IndexError, RecursionError)
+"""What reading a record of an unexpected shape raises (a list where an object was, a value
+nested deeper than the stack): adapters catch these per record, keep it whole and yield a Problem."""
+
+
 @define(slots=True)
 class Cursor:
     """Where reading of one file stopped; kept in the store between collects."""

@@ -23,6 +23,7 @@ import orjson
 
 from .errors import NotFound, RecordError, StoreError
 from .records import Cursor, Entry, Problem
+from .regular import open_regular
 
 SCHEMA_VERSION = 2  # bump on any change of the tables below
 
@@ -368,9 +369,11 @@ class Writer:
         return keep
 
     def save_file(self, path: str, runtime: str, size: int, mtime_ns: int, cursor: Cursor) -> None:
-        with open(path, "rb") as f:
-            f.seek(max(0, cursor.offset - TAIL_BYTES))
-            tail = f.read(min(cursor.offset, TAIL_BYTES))
+        tail = b""
+        if cursor.offset:
+            with open_regular(path) as f:
+                f.seek(max(0, cursor.offset - TAIL_BYTES))
+                tail = f.read(min(cursor.offset, TAIL_BYTES))
         self.db.execute(
             "INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?)",
             (path, runtime, size, mtime_ns, cursor.offset, cursor.line, tail, orjson.dumps(cursor.state)),

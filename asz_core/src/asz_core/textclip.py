@@ -16,13 +16,36 @@ def clip_text(text: str, limit: int = EVENT_TEXT_BYTES) -> dict[str, Any]:
     return {"text": b[:limit].decode("utf-8", "ignore"), "size": len(b)}
 
 
-def clip_input(value: Any, limit: int = EVENT_TEXT_BYTES) -> Any:
-    """A tool request with every long string clipped, keys kept (file paths stay whole)."""
+INPUT_DEPTH = 32
+"""Events keep a tool request's first 32 levels of nesting; deeper values are replaced by a note
+(the raw record keeps them). A hostile or broken request nested hundreds of levels deep would
+otherwise overflow Python's stack, and orjson writes no more than 255 levels."""
+
+
+def clip_input(value: Any, limit: int = EVENT_TEXT_BYTES, _depth: int = 0) -> Any:
+    """A tool request with every long string clipped, keys kept (file paths stay whole), lists cut
+    to 200 items and nesting to :data:`INPUT_DEPTH` levels."""
     if isinstance(value, str):
         b = value.encode("utf-8", "surrogatepass")
         return value if len(b) <= limit else b[:limit].decode("utf-8", "ignore") + f"…[{len(b)} bytes]"
+    if isinstance(value, dict | list) and _depth >= INPUT_DEPTH:
+        return f"…[nested deeper than {INPUT_DEPTH} levels; the record keeps it]"
     if isinstance(value, dict):
-        return {k: clip_input(v, limit) for k, v in value.items()}
+        return {k: clip_input(v, limit, _depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [clip_input(v, limit) for v in value[:200]]
+        return [clip_input(v, limit, _depth + 1) for v in value[:200]]
     return value
+
+
+KIND_CHARS = 80
+
+
+def kind_name(value: Any) -> str:
+    """A record's own type field as a short kind: a string as is (its first 80 characters),
+    anything else by its JSON type (``<list>``, ``<object>``), so a broken or hostile line whose
+    type is a list or an object of any size gives a kind of a few characters."""
+    if isinstance(value, str):
+        return value[:KIND_CHARS]
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)[:KIND_CHARS]
+    return "<object>" if isinstance(value, dict) else f"<{type(value).__name__}>"

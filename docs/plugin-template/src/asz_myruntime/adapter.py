@@ -22,6 +22,7 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.records import Cursor, Entry, Problem
+from asz_core.regular import open_regular
 from asz_core.textclip import clip_input, clip_text
 
 SUFFIX = ".mylog"  # RUNTIME: how its files are named
@@ -51,7 +52,12 @@ class MyRuntimeAdapter(RuntimeAdapter):
     def read(self, path: Path, cursor: Cursor) -> Iterator[Entry | Problem]:
         """Read from where the last collect stopped; advance the cursor past complete lines only."""
         fname = str(path)
-        with open(path, "rb") as f:
+        try:
+            f = open_regular(path)  # never a FIFO or a device: plain open() could wait forever
+        except OSError as exc:
+            yield Problem(fname, 0, f"cannot read ({exc}); file skipped")
+            return
+        with f:
             f.seek(cursor.offset)
             offset, lineno = cursor.offset, cursor.line
             for raw in f:
@@ -126,7 +132,7 @@ class MyRuntimeAdapter(RuntimeAdapter):
         if not p.is_file() or p.suffix != SUFFIX:
             return False
         try:
-            with open(p, "rb") as f:
+            with open_regular(p) as f:
                 first = f.readline(65536)
             obj = orjson.loads(first)
         except (OSError, orjson.JSONDecodeError):

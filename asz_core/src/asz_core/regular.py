@@ -1,0 +1,113 @@
+"""Opening transcripts: only regular files, never a named pipe or a device.
+
+A folder of transcripts may hold anything: a FIFO named ``x.jsonl`` (``open`` would wait for a
+writer forever), a symlink to ``/dev/zero`` (``read`` would never end), a socket. Every adapter
+and every part of asz that reads a runtime's file opens it here.
+
+The check is made on the opened descriptor (``fstat``), not on the path before opening, so the
+file cannot be swapped between the check and the read. The open itself is non-blocking, so
+opening a FIFO returns at once; the descriptor stays non-blocking, so a "regular" file that would
+still block on read (``/proc/kmsg``) fails with :class:`BlockingIOError` instead of waiting.
+Symlinks are followed: a link to a regular file is that file.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import stat
+from typing import BinaryIO
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0) \
+    | getattr(os, "O_BINARY", 0)
+_BUFFER = 1 << 16
+
+
+def kind_of(mode: int) -> str:
+    """What a file of this ``st_mode`` is, in words (for a warning)."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "neither a file nor a folder"
+
+
+class NotRegularFile(OSError):
+    """The path names something that is not a regular file. An :class:`OSError`, so code that
+    already handles a file it cannot read handles this one too."""
+
+    def __init__(self, path: str | os.PathLike[str], mode: int) -> None:
+        super().__init__(errno.EINVAL, f"not a regular file ({kind_of(mode)})")
+        self.filename = os.fspath(path)
+        self.kind = kind_of(mode)
+
+    def __str__(self) -> str:
+        return f"not a regular file ({self.kind})"
+
+
+def not_regular(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` (followed through symlinks) is not a regular file to read, or None when it is
+    one. For listing and warning; the read itself checks again on what it opened."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # missing or unreadable: the open says why
+    return None if stat.S_ISREG(st.st_mode) else f"not a regular file ({kind_of(st.st_mode)})"
+
+
+def is_regular(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` (followed through symlinks) is a regular file now."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+class _NoWait(io.FileIO):
+    """A descriptor left non-blocking: a read that would wait raises instead of returning None."""
+
+    def readinto(self, b):  # type: ignore[no-untyped-def]
+        n = super().readinto(b)
+        if n is None:
+            raise BlockingIOError(errno.EAGAIN, "reading would wait (not a file with an end)", self.name)
+        return n
+
+    def readall(self) -> bytes:
+        out = super().readall()
+        if out is None:
+            raise BlockingIOError(errno.EAGAIN, "reading would wait (not a file with an end)", self.name)
+        return out
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open ``path`` for reading in binary mode, when it is a regular file (symlinks followed).
+
+    Raises :class:`NotRegularFile` for a FIFO, a device, a socket or a folder, and the usual
+    :class:`OSError` for a missing or unreadable file; never waits.
+    """
+    fd = os.open(path, _FLAGS)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, mode)
+        raw = _NoWait(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    raw.name = os.fspath(path)  # the path in messages, not the descriptor's number
+    return io.BufferedReader(raw, _BUFFER)  # type: ignore[return-value]
+
+
+def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """The bytes of regular file ``path`` (the first ``limit`` of them when given)."""
+    with open_regular(path) as f:
+        return f.read() if limit is None else f.read(limit)
