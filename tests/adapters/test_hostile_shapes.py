@@ -312,6 +312,8 @@ def test_hostile_shapes_are_kept_or_skipped_with_a_warning(runtime: str, tmp_pat
     assert res.records_published > clean.records_published
     for p in res.problems:
         assert isinstance(p, Problem) and p.file.startswith(str(folder)) and p.line >= 0, p
+    # A tool request nested past what events keep is kept whole in its record, and said so.
+    assert any("tool request nested deeper than" in p.message for p in res.problems)
     # The line no reader takes is skipped, with a warning naming it.
     last = len(f.read_text(encoding="utf-8").splitlines())
     if f.suffix == ".jsonl":

@@ -24,6 +24,7 @@ from .records import Cursor, Entry, Problem
 from .registry import Registry
 from .regular import kind_of, not_regular, open_regular
 from .store import TAIL_BYTES, Round, Store, Writer
+from .textclip import INPUT_DEPTH, depth_cuts
 
 # A session whose first entries are copies of another conversation's records continues that
 # conversation (a resumed Claude Code session). The copies come first, so a few suffice.
@@ -129,6 +130,7 @@ def _collect_file(adapter: RuntimeAdapter, f: Path, store: Store, w: Writer, bin
         return
     n.read += 1
     start, last = cursor.offset, cursor.line
+    cuts = depth_cuts()
     try:
         for item in adapter.read(f, cursor):
             if isinstance(item, Problem):
@@ -136,6 +138,11 @@ def _collect_file(adapter: RuntimeAdapter, f: Path, store: Store, w: Writer, bin
                 continue
             if type(item.line) is int:
                 last = max(last, item.line)
+            if depth_cuts() != cuts:  # clip_input cut a request while this entry's events were made
+                cuts = depth_cuts()
+                problems.append(Problem(str(item.file), item.line if type(item.line) is int else 0,
+                                        f"a tool request nested deeper than {INPUT_DEPTH} levels: kept whole in the "
+                                        f"record, its events keep the first {INPUT_DEPTH}"))
             n.seen += 1
             n.published += binder.add(item, adapter.name)
         n.published += binder.flush()

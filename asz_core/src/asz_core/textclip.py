@@ -22,6 +22,16 @@ INPUT_DEPTH = 32
 otherwise overflow Python's stack, and orjson writes no more than 255 levels."""
 
 
+_cuts = [0]
+
+
+def depth_cuts() -> int:
+    """How many times :func:`clip_input` cut a request's nesting in this process: a reader (collect)
+    compares it before and after an entry to warn about that entry's line. A counter, not a flag
+    on each result, so the clipping itself stays one cheap pass."""
+    return _cuts[0]
+
+
 def clip_input(value: Any, limit: int = EVENT_TEXT_BYTES, _depth: int = 0) -> Any:
     """A tool request with every long string clipped, keys kept (file paths stay whole), lists cut
     to 200 items and nesting to :data:`INPUT_DEPTH` levels."""
@@ -29,6 +39,7 @@ def clip_input(value: Any, limit: int = EVENT_TEXT_BYTES, _depth: int = 0) -> An
         b = value.encode("utf-8", "surrogatepass")
         return value if len(b) <= limit else b[:limit].decode("utf-8", "ignore") + f"…[{len(b)} bytes]"
     if isinstance(value, dict | list) and _depth >= INPUT_DEPTH:
+        _cuts[0] += 1
         return f"…[nested deeper than {INPUT_DEPTH} levels; the record keeps it]"
     if isinstance(value, dict):
         return {k: clip_input(v, limit, _depth + 1) for k, v in value.items()}
