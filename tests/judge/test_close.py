@@ -271,3 +271,20 @@ def test_what_judging_consumed_is_priced_beside_the_conversation(conv_store: Any
     assert j["conversation"]["tokens"] == 3790716 and j["conversation"]["money"] == "1.675240"
     j = judging(True)  # never taken for zero: the money is not known, the request counted apart
     assert j["stages"]["targets"] == {"calls": 2, "tokens": 1150, "money": None, "unpriced": 1, "unknown": 1}
+
+
+def test_a_subtasks_own_label_comes_first_and_its_cause_is_kept(conv_store: Any, tmp_path: Path) -> None:
+    from asz_core import ledger, window
+
+    w = window.build(conv_store, SESSION)
+    led = ledger.build(w.conv, ledger.load_prices(None))
+    child = next(c for c in led.calls if c.stream == "a1")  # a call of the sub-agent s14 started
+    both = {"calls": [{"step": child.step, "label": "productive"}]}
+    own = {"calls": [{"step": child.step, "label": "misled_by_subtask", "cause": "subtask"}]}
+    st = json.loads((run_with(conv_store, tmp_path, efficiency=both, subtasks=own) / "close.json").read_text())["statement"]
+    c = st["targets"][0]["cost"]
+    tokens = sum(getattr(child.usage, k) or 0 for k in ("input", "output", "cache_read", "cache_write"))
+    assert c["avoidable_by_cause"]["subtask"]["calls"] == 1 and c["avoidable_by_cause"]["subtask"]["tokens"] == tokens
+    assert "productive" not in c["by_label"] and c["by_label"]["misled_by_subtask"]["tokens"] == tokens
+    # Sub-agents' work runs beside the main stream: it adds cost, never avoidable time.
+    assert st["targets"][0]["times"]["avoidable_seconds"] == 0.0

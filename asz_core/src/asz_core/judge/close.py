@@ -222,10 +222,11 @@ def stage_findings(stage: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def _labels(stages: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str | None]]:
-    """Call step -> (label, cause of avoidable work) from the sub-task and efficiency stages:
-    empty (every call not reviewed) until they run."""
+    """Call step -> (label, cause of avoidable work) from the sub-task and efficiency stages'
+    ``calls`` rows (judgment.py's ``CallLabel``), a sub-task's own label first; a call no row
+    labels is not reviewed."""
     out: dict[str, tuple[str, str | None]] = {}
-    for s in ("efficiency", "subtasks"):
+    for s in ("subtasks", "efficiency"):  # a sub-task's own label first
         sf = stages.get(s)
         if not usable(sf):
             continue
