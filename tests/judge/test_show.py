@@ -88,3 +88,13 @@ def test_claude_names_the_failure_and_what_to_do() -> None:
 
     assert "/login" in _what_to_do("Not logged in · Please run /login") and "--evaluator" in _what_to_do("Invalid API key")
     assert _what_to_do("the model refused") == ""
+
+
+def test_show_gives_the_stages_findings(conv_store: Any, tmp_path: Path) -> None:  # noqa: F811
+    from .test_close import ACHIEVEMENT, run_with
+
+    path = run_with(conv_store, tmp_path, achievement=ACHIEVEMENT)
+    got = asz(Path(conv_store.path).parent, "judge", "-show", str(path), columns=160)
+    assert got.returncode == 0, got.stderr
+    assert "achievement finding f1 for t1 at s224: the build failed" in got.stdout
+    assert "f1 criterion_not_met at s224" in got.stdout and "contradicted" in got.stdout

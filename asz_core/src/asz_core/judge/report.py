@@ -35,6 +35,12 @@ def run_text(d: dict[str, Any]) -> Group:
         from .statement_text import statement_text
 
         parts.append(statement_text(close["statement"]))
+        from .close import stage_findings
+
+        for name in ("achievement", "subtasks", "efficiency", "divergence"):
+            for f in stage_findings(stages.get(name)):
+                parts.append(Text(f"{name} finding {f.get('id', '')} for {f.get('target', '—')} at {f.get('anchor') or '—'}: "
+                                  f"{f.get('what', '')}" + (f"; avoid: {f['avoid']}" if f.get("avoid") else ""), style="yellow"))
     elif close and close.get("error"):
         parts.append(Text(f"no final statement: {close['error']}", style="red"))
     t = Table("stage", "status", "calls", "largest prompt", "consumed", "why / note", title="stages")
