@@ -30,35 +30,56 @@ from . import statement as S
 # --- exact sums -----------------------------------------------------------------------------------
 
 class Acc:
-    """An exact sum of call shares (Fractions), rounded only when written."""
+    """An exact sum of call shares, rounded only when written. A share is 1/n of a call (the cut
+    splits equally), so the sums are kept per n, in integers and Decimals, and made a Fraction
+    once: exact, without a Fraction per call."""
 
-    __slots__ = ("calls", "tokens", "money", "unpriced", "unknown")
+    __slots__ = ("calls", "_tok", "_money", "_odd", "unpriced", "unknown")
 
     def __init__(self) -> None:
         self.calls: set[str] = set()
-        self.tokens = Fraction(0)
-        self.money = Fraction(0)
+        self._tok: dict[int, int] = {}
+        self._money: dict[int, Decimal] = {}
+        self._odd: list[tuple[Fraction, Fraction]] = []  # (tokens, money) of a share not 1/n
         self.unpriced: set[str] = set()
         self.unknown: set[str] = set()
 
     def add(self, c: Any, share: Fraction) -> None:
         self.calls.add(c.step)
         u = c.usage
-        self.tokens += share * sum(getattr(u, k) or 0 for k in USAGE_TYPES)
-        if any(getattr(u, k) is None for k in USAGE_TYPES):
+        tok = (u.input or 0) + (u.output or 0) + (u.cache_read or 0) + (u.cache_write or 0)
+        if u.input is None or u.output is None or u.cache_read is None or u.cache_write is None:
             self.unknown.add(c.step)
-        if c.price.money is None:
+        m = c.price.money
+        if m is None:
             self.unpriced.add(c.step)
+            m = Decimal(0)
+        if share.numerator == 1:
+            n = share.denominator
+            self._tok[n] = self._tok.get(n, 0) + tok
+            self._money[n] = self._money.get(n, Decimal(0)) + m
         else:
-            self.money += share * Fraction(c.price.money)
+            self._odd.append((share * tok, share * Fraction(m)))
 
     def merge(self, o: Acc) -> Acc:
         self.calls |= o.calls
-        self.tokens += o.tokens
-        self.money += o.money
+        for n, v in o._tok.items():
+            self._tok[n] = self._tok.get(n, 0) + v
+        for n, d in o._money.items():
+            self._money[n] = self._money.get(n, Decimal(0)) + d
+        self._odd += o._odd
         self.unpriced |= o.unpriced
         self.unknown |= o.unknown
         return self
+
+    @property
+    def tokens(self) -> Fraction:
+        return sum((Fraction(v, n) for n, v in self._tok.items()), Fraction(0)) + sum((t for t, _ in self._odd), Fraction(0))
+
+    @property
+    def money(self) -> Fraction:
+        return (sum((Fraction(d) / n for n, d in self._money.items()), Fraction(0))
+                + sum((m for _, m in self._odd), Fraction(0)))
 
     def value(self, unit: str) -> Fraction:
         return self.money if unit == "money" else self.tokens
@@ -313,6 +334,15 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
             if mine:
                 op_shares[o.id] = {t: Fraction(1, len(mine)) for t in mine}
 
+    ops_of: dict[str, list[Any]] = {}  # each target's operations, in landing order
+    for o in ops:
+        for tid in op_shares.get(o.id, {}):
+            ops_of.setdefault(tid, []).append(o)
+    corrected: dict[str, list[str]] = {}  # the person's inputs that corrected each target, in order
+    for r in inputs:
+        for tid in dict.fromkeys(x.get("target") for x in r.get("actions", []) if x.get("action") == "correct"):
+            if tid:
+                corrected.setdefault(tid, []).append(r["input"])
     findings: list[tuple[int, int, dict[str, Any]]] = []  # (anchor seq, order, fields)
 
     def seq_of(step: str | None) -> int:
@@ -392,15 +422,14 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
                             record_score=frac(j.record) if judged_ach else None, final_score=frac(fin) if judged_ach else None,
                             applied=tuple(x.get("id", "") for x in [*contra, *undone]), class_=klass,
                             rework=tuple(rounds), rework_cost=seen.amount())
-        corrections = tuple(r["input"] for r in inputs
-                            if any(x.get("target") == tid and x.get("action") == "correct" for x in r.get("actions", [])))
+        corrections = tuple(corrected.get(tid, ()))
         mine_f = outcomes.findings_of(tid, t.get("state") not in S.APART, j, rounds, corrections, step_of_input)
         t_findings[tid] = []
         for anchor, o, f in mine_f:
             t_findings[tid].append(len(findings))
             findings.append((seq_of(anchor), o, {**f, "anchor": anchor}))
         fops = tuple(S.FileOp(o.id, o.path, o.shows, o.status, o.step, frac(op_shares[o.id][tid]))  # type: ignore[arg-type]
-                     for o in ops if tid in op_shares.get(o.id, {}))
+                     for o in ops_of.get(tid, ()))
         outs.append(S.TargetStatement(
             id=tid, statement=t.get("statement", ""), goal=t.get("goal"), state=t.get("state", "open"),
             replaced_by=t.get("replaced_by"), talks=tuple(talks), criteria=tuple(crit), outcome=outcome, cost=costs,
@@ -530,7 +559,7 @@ def _judging(path: Path, stages: dict[str, dict[str, Any]], prices: Any, convers
                 except orjson.JSONDecodeError:
                     a.unknown.add(f"{att['directory']}:{n}")
                     continue
-                a.add(f"{att['directory']}:{n}", q, prices, r.get("started"))
+                a.add_request(f"{att['directory']}:{n}", q, prices, r.get("started"))
             if not lines and att.get("consumed", {}).get("requests"):
                 a.unknown.add(att["directory"])
         per[name] = a.amount()
@@ -539,21 +568,23 @@ def _judging(path: Path, stages: dict[str, dict[str, Any]], prices: Any, convers
 
 
 class _ReqAcc(Acc):
-    def add(self, key: str, q: dict[str, Any], prices: Any, ts: str | None) -> None:  # type: ignore[override]
+    """Evaluator requests (each whole), priced one by one."""
+
+    def add_request(self, key: str, q: dict[str, Any], prices: Any, ts: str | None) -> None:
         self.calls.add(key)
         if not q.get("said", True):
             self.unknown.add(key)
             self.unpriced.add(key)
             return
         u = Usage(**{k: q.get(k) for k in USAGE_TYPES})
-        self.tokens += sum(getattr(u, k) or 0 for k in USAGE_TYPES)
+        self._tok[1] = self._tok.get(1, 0) + sum(getattr(u, k) or 0 for k in USAGE_TYPES)
         if any(getattr(u, k) is None for k in USAGE_TYPES):
             self.unknown.add(key)
         p = prices.price(q.get("model"), u, ts)
         if p.money is None:
             self.unpriced.add(key)
         else:
-            self.money += Fraction(p.money)
+            self._money[1] = self._money.get(1, Decimal(0)) + p.money
 
 
 def close_file(path: Path, store: Any, registry: Any = None, view: View | None = None) -> Any:
