@@ -38,8 +38,9 @@ def target(key: str, n: int, talks: list[str] | None = None) -> dict[str, Any]:
 
 def plausible_answer(ins: list[Any]) -> dict[str, Any]:
     """A catalogue a careful evaluator could give: every fifth input from the first creates a
-    target; the next creates two at once; the next accepts (its talk claimed by both, through
-    their talk lists); the next refines; the next directs nothing (its talk claimed by none)."""
+    target; the next creates two at once; the next accepts both (its talk claimed by both, through
+    their talk lists: a talk is listed only for targets its inputs act on); the next refines; the
+    next directs nothing (its talk claimed by none)."""
     ans: dict[str, Any] = {"inputs": [], "targets": [], "goals": []}
     made: dict[str, dict[str, Any]] = {}
     last: list[str] = []
@@ -61,7 +62,7 @@ def plausible_answer(ins: list[Any]) -> dict[str, Any]:
             last = [new(), new()]
             acts = [{"target": t, "action": "create"} for t in last]
         elif m == 2:
-            acts = [{"target": last[0], "action": "accept"}]
+            acts = [{"target": t, "action": "accept"} for t in last]
             for t in last:
                 made[t]["talks"].append(s.talk)
         elif m == 3:
@@ -296,11 +297,12 @@ def test_accepting_and_thanks_direct_nothing(corpus_store: Any, spotter: Any, tm
 
 def test_calls_before_any_directing_input_are_split_among_the_talks_targets(corpus_store: Any, spotter: Any,
                                                                               tmp_path: Path) -> None:
-    """k2's only input accepts t1 (directs nothing); both targets list k2 among their talks: every
-    call of k2 is split between them, each share written as before any directing input."""
+    """k2's only input accepts t1 and t2 (directs nothing); both targets list k2 among their talks:
+    every call of k2 is split between them, each share written as before any directing input."""
     c = spotter.conv
     path = run_targets(corpus_store, tmp_path, SPOTTER, spotter_answer(
-        [{"target": "new:beads", "action": "create"}], k2=[{"target": "new:gqc", "action": "accept"}], k2_talks=True))
+        [{"target": "new:beads", "action": "create"}],
+        k2=[{"target": "new:gqc", "action": "accept"}, {"target": "new:beads", "action": "accept"}], k2_talks=True))
     rec = for_run(path, corpus_store).record
     k2 = calls_in(c, "m", talk="k2")
     assert len(k2) > 0

@@ -385,3 +385,216 @@ def test_a_window_gives_the_talks_before_it_as_context(corpus_store: Any, tmp_pa
     assert not any(f'"input":"{i}"' in ours for i in before)
     run = json.loads((res.path / "run.json").read_text())
     assert run["window"] == f"{first}..{last}" and run["window_detail"]["before"]["count"] == 2
+
+
+# --- answers that broke a rule the record sets (each was kept before asz checked it) ---------------
+
+def _in(iid: str, acts: list[dict[str, Any]], *rels: dict[str, Any]) -> dict[str, Any]:
+    return {"input": iid, "actions": acts, "relations": list(rels)}
+
+
+def _a(target: str | None, action: str) -> dict[str, Any]:
+    return {"target": target, "action": action}
+
+
+def _r(relation: str, goal: str | None = None, follows: str | None = None, statement: str | None = None) -> dict[str, Any]:
+    return {"relation": relation, "goal": goal, "follows": follows, "statement": statement}
+
+
+def _talks_with_inputs(store: Any, n: int) -> tuple[str, list[Any], list[str]]:
+    """A corpus conversation whose inputs lie in at least ``n`` judged talks: its id, input steps and
+    those talks in order."""
+    for row in store.conversations():
+        ins = inputs_of(store, row.id)
+        talks = list(dict.fromkeys(s.talk for s in ins))
+        if len(talks) >= n:
+            return row.id, ins, talks
+    pytest.skip(f"no corpus conversation with inputs in {n} talks")
+
+
+def _rest(ins: list[Any], done: int, goal: str) -> list[dict[str, Any]]:
+    """The inputs after the first ``done``: no action, continuing ``goal`` after the one before."""
+    return [_in(s.input, [_a(None, "none")], _r("continue", goal, ins[k - 1].input)) for k, s in enumerate(ins) if k >= done]
+
+
+def test_a_talk_is_listed_for_a_target_only_when_one_of_its_inputs_acts_on_it(corpus_store: Any, tmp_path: Path) -> None:
+    """t1 lists the talk whose only input created t2: left out; it lists the talk whose input
+    accepted t1: kept (accept directs nothing, so only the list puts it there)."""
+    cid, ins, talks = _talks_with_inputs(corpus_store, 3)
+    first = [next(s for s in ins if s.talk == k) for k in talks[:3]]
+    i0, i1, i2 = (s.input for s in first)
+    idx = [ins.index(s) for s in first]
+    ans = {"inputs": [], "targets": [
+        {"target": "new:a", "statement": "a", "criteria": [{"text": "a works"}], "talks": [talks[1], talks[2]]},
+        {"target": "new:b", "statement": "b", "criteria": [{"text": "b works"}]}], "goals": []}
+    for k, s in enumerate(ins):
+        if k == idx[0]:
+            ans["inputs"].append(_in(i0, [_a("new:a", "create")], _r("new", "new:A", statement="a")))
+        elif k == idx[1]:
+            ans["inputs"].append(_in(i1, [_a("new:b", "create")], _r("adjust", "new:A", ins[k - 1].input, "a and b")))
+        elif k == idx[2]:
+            ans["inputs"].append(_in(i2, [_a("new:a", "accept")], _r("continue", "new:A", ins[k - 1].input)))
+        else:
+            ans["inputs"].append(_in(s.input, [_a(None, "none")], _r("continue", "new:A", ins[k - 1].input)))
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    t1, t2 = stage["targets"]
+    assert t1["talks"] == [talks[0], talks[2]] and t2["talks"] == [talks[1]]
+    assert checks(stage) == [("left_out", "t1", f"talk {talks[1]}: none of its inputs acts on t1")]
+
+
+def test_a_criterion_is_dropped_only_by_an_input_after_it_that_acts_on_its_target(corpus_store: Any, tmp_path: Path) -> None:
+    """A scan of one call per talk: drops by an input before the target existed, before the
+    criterion was set, by the target's creator, by one that only accepts, and by no input read,
+    each kept live; the one drop that holds is kept."""
+    cid, ins, talks = _talks_with_inputs(corpus_store, 4)
+    own = [[s.input for s in ins if s.talk == k] for k in talks]
+    a, b, c, d = (o[0] for o in own[:4])
+
+    def call(n: int, first: dict[str, Any], targets: list[dict[str, Any]]) -> dict[str, Any]:
+        rest = [_in(i, [_a(None, "none")], _r("continue", "g1", first["input"])) for i in own[n - 1][1:]]
+        return entry({"inputs": [first, *rest], "targets": targets, "goals": []}, call=n)
+
+    calls = [
+        call(1, _in(a, [_a("new:a", "create")], _r("new", "new:A", statement="a")),
+             [{"target": "new:a", "statement": "a", "criteria": [{"text": "a works"}, {"text": "a is fast"}]}]),
+        call(2, _in(b, [_a("new:b", "create"), _a("t1", "refine")], _r("adjust", "g1", own[0][-1], "a and b")),
+             [{"target": "t1", "criteria": [{"id": "t1.c2", "dropped_by": b}]},                # holds
+              {"target": "new:b", "statement": "b", "criteria": [{"text": "b works", "dropped_by": a}]}]),
+        call(3, _in(c, [_a("t1", "refine")], _r("adjust", "g1", own[1][-1], "a, small")),
+             [{"target": "t1", "criteria": [{"text": "a is small", "dropped_by": b}]}]),
+        call(4, _in(d, [_a("t1", "accept")], _r("continue", "g1", own[2][-1])),
+             [{"target": "t1", "criteria": [{"id": "t1.c1", "dropped_by": d}, {"id": "t1.c1", "dropped_by": a},
+                                            {"id": "t1.c1", "dropped_by": "i9999"}]}]),
+    ]
+    for n in range(5, len(talks) + 1):
+        calls.append(call(n, _in(own[n - 1][0], [_a(None, "none")], _r("continue", "g1", own[n - 2][-1])), []))
+    _, stage = judge(corpus_store, tmp_path, cid, calls, settings={"judge.mode": "stream", "judge.chunk_bytes": 1})
+    assert stage["run"]["calls"] == len(talks)
+    t1, t2 = stage["targets"]
+    assert [(x["id"], x["text"], x["dropped"], x["dropped_by"]) for x in t1["criteria"]] == [
+        ("t1.c1", "a works", False, None), ("t1.c2", "a is fast", True, b), ("t1.c3", "a is small", False, None)]
+    assert t2["criteria"] == [{"id": "t2.c1", "text": "b works", "dropped": False, "dropped_by": None}]
+    assert checks(stage) == [
+        ("left_out", "t2", f"a criterion dropped by {a}, which came before t2 existed ({b} created it): kept live"),
+        ("left_out", "t1", f"a criterion dropped by {b}, which came before t1.c3 was set: kept live"),
+        ("left_out", "t1", f"a criterion dropped by {d}, which refines, steers, corrects or cancels nothing of t1: kept live"),
+        ("left_out", "t1", f"a criterion dropped by {a}, which created t1: kept live"),
+        ("left_out", "t1", "a criterion dropped by 'i9999', which is no person's input read so far: kept live"),
+    ]
+
+
+def _two_goals(ins: list[str]) -> dict[str, Any]:
+    """i0 creates a (goal A); i1 adds b to A; i2 starts goal B with c; i3 cancels b, returning to A."""
+    return {"inputs": [
+        _in(ins[0], [_a("new:a", "create")], _r("new", "new:A", statement="a")),
+        _in(ins[1], [_a("new:b", "create")], _r("adjust", "new:A", ins[0], "a and b")),
+        _in(ins[2], [_a("new:c", "create")], _r("new", "new:B", statement="c")),
+        _in(ins[3], [_a("new:b", "cancel")], _r("return", "new:A", ins[1])),
+    ], "targets": [{"target": "new:a", "statement": "a"}, {"target": "new:b", "statement": "b"},
+                   {"target": "new:c", "statement": "c"}], "goals": []}
+
+
+@pytest.mark.parametrize(("main", "cited", "why"), [
+    ("new:b", 2, "main target t2 cites {i2}, which is no input of g1: undetermined"),
+    ("new:b", 3, "main target t2 cites {i3}, whose actions do not point to t2: undetermined"),
+    ("new:a", 1, "main target t1 cites {i1}, whose actions do not point to t1: undetermined"),
+])
+def test_a_main_target_is_cited_by_an_input_of_its_goal_that_points_to_it(
+        corpus_store: Any, tmp_path: Path, main: str, cited: int, why: str) -> None:
+    cid = cid_with(corpus_store, 4)
+    ins = [s.input for s in inputs_of(corpus_store, cid)]
+    ans = _two_goals(ins)
+    ans["inputs"] += _rest(inputs_of(corpus_store, cid), 4, "new:A")
+    ans["goals"] = [{"goal": "new:A", "main_target": main, "main_cited": ins[cited]}]
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    g1 = stage["goals"][0]
+    assert g1["members"] == ["t1", "t2"]
+    assert (g1["main_target"], g1["main_basis"], g1["main_cited"]) == (None, "undetermined", None)
+    assert ("changed", "g1", why.format(i1=ins[1], i2=ins[2], i3=ins[3])) in checks(stage)
+
+
+def test_a_main_target_the_same_call_cancelled_is_not_main_and_one_that_holds_is(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 4)
+    steps = inputs_of(corpus_store, cid)
+    ins = [s.input for s in steps]
+    ans = _two_goals(ins)
+    ans["inputs"] += _rest(steps, 4, "new:A")
+    ans["targets"][1]["state"] = "cancelled"
+    ans["goals"] = [{"goal": "new:A", "main_target": "new:b", "main_cited": ins[1]}]
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    assert stage["goals"][0]["main_target"] is None
+    assert ("changed", "g1", f"main target t2 cites {ins[1]}, but t2 was cancelled: undetermined") in checks(stage)
+    ans["goals"] = [{"goal": "new:A", "main_target": "new:a", "main_cited": ins[0]}]
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    g1 = stage["goals"][0]
+    assert (g1["main_target"], g1["main_basis"], g1["main_cited"]) == ("t1", "cited", ins[0])
+    assert not [c for c in checks(stage) if c[1] == "g1"]
+
+
+def test_a_main_target_of_another_goal_is_left_out(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 4)
+    steps = inputs_of(corpus_store, cid)
+    ins = [s.input for s in steps]
+    ans = _two_goals(ins)
+    ans["inputs"] += _rest(steps, 4, "new:A")
+    ans["goals"] = [{"goal": "new:A", "main_target": "new:c", "main_cited": ins[2]}]
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    g1, g2 = stage["goals"]
+    assert g1["main_target"] is None and g2["members"] == ["t3"] and g2["main_target"] == "t3"
+    assert ("left_out", "g1", "main target t3, which is not a member of g1") in checks(stage)
+
+
+def test_an_adjust_that_changes_no_target_of_its_goal_is_a_continue(corpus_store: Any, tmp_path: Path) -> None:
+    """i1 only accepts t1; i3 refines c (goal B) while adjusting A: both are continues, and neither
+    statement is a step of A's evolution; i4 refines t1: a real adjust."""
+    cid = cid_with(corpus_store, 5)
+    steps = inputs_of(corpus_store, cid)
+    ins = [s.input for s in steps]
+    ans = {"inputs": [
+        _in(ins[0], [_a("new:a", "create")], _r("new", "new:A", statement="a")),
+        _in(ins[1], [_a("new:a", "accept")], _r("adjust", "new:A", ins[0], "a, accepted")),
+        _in(ins[2], [_a("new:c", "create")], _r("new", "new:B", statement="c")),
+        _in(ins[3], [_a("new:c", "refine")], _r("adjust", "new:A", ins[1], "a, by c")),
+        _in(ins[4], [_a("new:a", "refine")], _r("adjust", "new:A", ins[3], "a, sharper")),
+        *_rest(steps, 5, "new:A"),
+    ], "targets": [{"target": "new:a", "statement": "a"}, {"target": "new:c", "statement": "c"}], "goals": []}
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    rel = {r["input"]: r["relations"][0] for r in stage["inputs"]}
+    assert rel[ins[1]] == {"relation": "continue", "goal": "g1", "follows": ins[0], "statement": None}
+    assert rel[ins[3]] == {"relation": "continue", "goal": "g1", "follows": ins[1], "statement": None}
+    assert rel[ins[4]] == {"relation": "adjust", "goal": "g1", "follows": ins[3], "statement": "a, sharper"}
+    assert [(e["input"], e["relation"], e["statement"]) for e in stage["goals"][0]["evolution"]] == [
+        (ins[0], "new", "a"), (ins[4], "adjust", "a, sharper")]
+    why = "though it refines, steers, corrects, adds or cancels no target of g1: continue"
+    assert ("changed", ins[1], f"adjust of g1, {why}") in checks(stage)
+    assert ("changed", ins[3], f"adjust of g1, {why}") in checks(stage)
+    assert not [c for c in checks(stage) if c[1] == ins[4]]
+
+
+def test_a_return_right_after_an_input_that_acted_on_its_goal_is_a_continue(corpus_store: Any, tmp_path: Path) -> None:
+    """i1 starts goal B but also accepts t1 of goal A: the return to A at i2 comes right after an
+    input that acted on A, so it is a continue."""
+    cid = cid_with(corpus_store, 3)
+    steps = inputs_of(corpus_store, cid)
+    ins = [s.input for s in steps]
+    ans = {"inputs": [
+        _in(ins[0], [_a("new:a", "create")], _r("new", "new:A", statement="a")),
+        _in(ins[1], [_a("new:c", "create"), _a("new:a", "accept")], _r("new", "new:B", statement="c")),
+        _in(ins[2], [_a("new:a", "refine")], _r("return", "new:A", ins[0])),
+        *_rest(steps, 3, "new:A"),
+    ], "targets": [{"target": "new:a", "statement": "a"}, {"target": "new:c", "statement": "c"}], "goals": []}
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    assert stage["inputs"][2]["relations"][0] == {"relation": "continue", "goal": "g1", "follows": ins[0], "statement": None}
+    assert ("changed", ins[2], f"return to g1 right after {ins[1]}, which acted on t1 of g1: continue") in checks(stage)
+
+
+def test_a_target_replaced_by_none_named_is_noted_as_an_unknown_replacement(corpus_store: Any, tmp_path: Path) -> None:
+    cid = cid_with(corpus_store, 2)
+    ans = plain_answer(inputs_of(corpus_store, cid))
+    ans["targets"][0]["state"] = "replaced"
+    _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    t1 = stage["targets"][0]
+    assert (t1["state"], t1["replaced_by"]) == ("replaced", None)
+    assert checks(stage) == [("unknown", "t1", "replaced, by a target the answer does not name: what replaced it is unknown")]
+    assert stage["note"] == ["unknown: t1: replaced, by a target the answer does not name: what replaced it is unknown"]
+    assert stage["status"] == "partial"

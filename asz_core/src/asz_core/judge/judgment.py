@@ -179,7 +179,8 @@ class Check:
     """Something asz left out, filled in or changed in an answer, and why."""
 
     kind: str
-    """``left_out``, ``filled_in`` or ``changed``."""
+    """``left_out``, ``filled_in``, ``changed``, or ``unknown``: what the answer leaves unknown and
+    asz keeps so (a target replaced by one the answer does not name)."""
     where: str
     """What it is about: an input, a target, a goal, a call."""
     what: str

@@ -8,12 +8,18 @@ last input related to it. asz checks every answer against the record before it t
 * an id the conversation (or the call) does not hold is left out, with what rests on it;
 * an input left unanswered gets the action ``unknown`` and the relation ``unclear``;
 * a relation the record does not allow becomes ``unclear``: a continue, adjust or return must
-  follow an earlier input of its goal, a new must start a goal no earlier input relates to, and
-  a return right after an input of the same goal is a continue;
+  follow an earlier input of its goal, a new must start a goal no earlier input relates to; a
+  return right after an input of the same goal, or after one that acted on a target of it, is a
+  continue, and so is an adjust whose input refines, steers, corrects, adds or cancels no target
+  of its goal (it changes nothing, so its statement is no step of the goal's evolution);
 * a new target or goal gets the next id (t4, g2) in the order of the input that first acted on
-  it; criteria are numbered t4.c1, and a dropped one is kept and marked;
-* a goal's main target is its only member, or the member the evaluator cited a person's input
-  for; otherwise undetermined;
+  it; criteria are numbered t4.c1, and a dropped one is kept and marked, only when what dropped
+  it is a person's input read so far that came after the target and the criterion were set and
+  refines, steers, corrects or cancels that target;
+* a talk is listed for a target only when one of its inputs acts on that target;
+* a goal's main target is its only member, or the member the evaluator cited an input of that
+  goal for, the person's, whose actions point to that target (an action on it other than a
+  cancel), the target not cancelled; otherwise undetermined;
 * a call that gives nothing readable twice fails the stage, which counts the inputs never read.
 
 A stage with anything left out, filled in or changed is partial, and its note says what.
@@ -41,6 +47,10 @@ from ..kit import render
 STAGE = "targets"
 TID = re.compile(r"t[1-9]\d*")
 DIRECTING = frozenset({"create", "refine", "steer", "correct"})
+CHANGING = DIRECTING | {"cancel"}
+"""What an adjust must do to a target of its goal: refine, steer, correct, add (create) or cancel."""
+DROPPING = frozenset({"refine", "steer", "correct", "cancel"})
+"""What the input that drops a criterion must do to its target."""
 KINDS = ("change", "question", "other")
 CONTEXT_ROWS = 3
 """Rows of the call before that a later call of a scan is given as context."""
@@ -72,6 +82,10 @@ class _Target:
     replaced_by: str | None = None
     goal: str | None = None
     inputs: list[str] = field(factory=list)
+    set_at: dict[str, int] = field(factory=dict)
+    """Criterion id -> the position of the earliest input that can have set it: the first input of
+    the call that gave it acting on the target with create, refine, steer or correct (else the
+    target's creator). A criterion can be dropped only after it."""
 
     def freeze(self, order: dict[str, int]) -> Target:
         talks = tuple(sorted(set(self.talks), key=lambda k: int(k[1:])))
@@ -95,6 +109,10 @@ class Scan:
         self.order = [s.input for s in inputs if s.input]
         self.pos = {iid: n for n, iid in enumerate(self.order)}
         self.step_of = {s.input: s for s in inputs}
+        self.talk_inputs: dict[str, list[str]] = {}
+        for s in inputs:
+            if s.talk:
+                self.talk_inputs.setdefault(s.talk, []).append(s.input)  # type: ignore[arg-type]
         self.judged = judged
         self.all_inputs = all_inputs
         self.targets: dict[str, _Target] = {}
@@ -104,6 +122,7 @@ class Scan:
         self.not_person: set[str] = set()
         self.checks: list[Check] = []
         self.read_upto = -1
+        self.own_now: set[str] = set()
         self.before_t: set[str] = set()
         self.before_g: set[str] = set()
 
@@ -124,6 +143,7 @@ class Scan:
     # --- one call's answer ----------------------------------------------------------------------
     def apply(self, n: int, own: list[str], ans: dict[str, Any]) -> None:
         ownset = set(own)
+        self.own_now = ownset
         self.before_t, self.before_g = set(self.targets), set(self.goals)  # ids earlier calls gave
         self.read_upto = max(self.pos[i] for i in own)
         entries: dict[str, dict[str, Any]] = {}
@@ -177,6 +197,7 @@ class Scan:
                     else:
                         self.changed(tid, f"created by {iid}, which relates to {', '.join(goals)}, and the answer does "
                                           "not say which goal it serves: it stays in no goal")
+            rels = self._adjusts(iid, rels, acts)
             self.results[iid] = InputJudgment(iid, s.id, s.talk or "", s.source or "", n, tuple(acts), tuple(rels))
         for key, t in tdefs.items():
             tid = self._target_id(key, tkeys)
@@ -278,11 +299,16 @@ class Scan:
                 if not isinstance(follows, str) or follows not in g.inputs or follows == iid:
                     out.append(self._unclear(iid, f"{rel} of {gid} follows {follows!r}, which is no earlier input of {gid}"))
                     continue
-                if rel == "return" and prev is not None and gid in self.input_goals.get(prev, []):
-                    self.changed(iid, f"return to {gid} right after {prev}, an input of {gid}: continue")
-                    rel = "continue"
-                if rel == "adjust":
-                    g.evolution.append(Evolution(iid, "adjust", stmt))
+                if rel == "return" and prev is not None:
+                    acted = [a.target for a in (self.results[prev].actions if prev in self.results else ())
+                             if a.target and self.targets[a.target].goal == gid]
+                    if gid in self.input_goals.get(prev, []):
+                        self.changed(iid, f"return to {gid} right after {prev}, an input of {gid}: continue")
+                        rel = "continue"
+                    elif acted:
+                        self.changed(iid, f"return to {gid} right after {prev}, which acted on {acted[0]} of {gid}: "
+                                          "continue")
+                        rel = "continue"
                 out.append(Relation(rel, gid, follows, stmt if rel == "adjust" else None))
         if not out:
             self.filled(iid, "its answer gives no relation: unclear")
@@ -295,6 +321,37 @@ class Scan:
         for gid in gids:
             self.goals[gid].inputs.append(iid)
         return out
+
+    def _adjusts(self, iid: str, rels: list[Relation], acts: list[Action]) -> list[Relation]:
+        """An adjust stands only when its input refines, steers, corrects, adds or cancels a target
+        of its goal (its new targets have their goals by now); else it changes nothing and is a
+        continue. The adjusts that stand are steps of their goal's evolution."""
+        out = []
+        for r in rels:
+            if r.relation == "adjust" and r.goal is not None:
+                if any(a.action in CHANGING and a.target and self.targets[a.target].goal == r.goal for a in acts):
+                    self.goals[r.goal].evolution.append(Evolution(iid, "adjust", r.statement))
+                else:
+                    self.changed(iid, f"adjust of {r.goal}, though it refines, steers, corrects, adds or cancels no "
+                                      f"target of {r.goal}: continue")
+                    r = Relation("continue", r.goal, r.follows, None)
+            out.append(r)
+        return out
+
+    def _drop_why_not(self, T: _Target, by: Any, cid: str | None) -> str | None:
+        """Why ``by`` cannot have dropped a criterion of ``T`` (``cid``, or a new one), or None."""
+        if not (self._read(by) and by not in self.not_person):
+            return f"{by!r}, which is no person's input read so far"
+        if by == T.created_by:
+            return f"{by}, which created {T.id}"
+        if self.pos[by] < self.pos[T.created_by]:
+            return f"{by}, which came before {T.id} existed ({T.created_by} created it)"
+        if cid is not None and self.pos[by] <= T.set_at.get(cid, -1):
+            return f"{by}, which came before {cid} was set"
+        acts = self.results[by].actions if by in self.results else ()
+        if not any(a.target == T.id and a.action in DROPPING for a in acts):
+            return f"{by}, which refines, steers, corrects or cancels nothing of {T.id}"
+        return None
 
     def _update(self, tid: str, t: dict[str, Any], tkeys: dict[str, str]) -> None:
         T = self.targets[tid]
@@ -310,9 +367,6 @@ class Scan:
                 self.left_out(tid, "a criterion that is not an object")
                 continue
             cid, text, by = c.get("id"), _str(c.get("text")), c.get("dropped_by")
-            if by is not None and not (self._read(by) and by not in self.not_person):
-                self.left_out(tid, f"a criterion dropped by {by!r}, which is no person's input read so far: kept live")
-                by = None
             idx = None
             if cid is not None:
                 idx = next((k for k, x in enumerate(T.criteria) if x.id == cid), None)
@@ -321,20 +375,30 @@ class Scan:
                     continue
             elif text:
                 idx = next((k for k, x in enumerate(T.criteria) if _fold(x.text) == _fold(text)), None)
+            if idx is None and not text:
+                self.left_out(tid, "a criterion with no text")
+                continue
+            new_id = f"{tid}.c{len(T.criteria) + 1}"
+            if idx is None:
+                T.set_at[new_id] = self._set_at(T)
+            why = self._drop_why_not(T, by, T.criteria[idx].id if idx is not None else new_id) if by is not None else None
+            if why is not None:
+                self.left_out(tid, f"a criterion dropped by {why}: kept live")
+                by = None
             if idx is not None:  # an existing criterion: only a drop changes it, and nothing is removed
                 if by is not None and not T.criteria[idx].dropped:
                     T.criteria[idx] = attrs.evolve(T.criteria[idx], dropped=True, dropped_by=by)
                 continue
-            if not text:
-                self.left_out(tid, "a criterion with no text")
-                continue
-            T.criteria.append(Criterion(f"{tid}.c{len(T.criteria) + 1}", text, by is not None, by))
+            T.criteria.append(Criterion(new_id, text, by is not None, by))  # type: ignore[arg-type]
         for k in _list(t.get("talks")):
-            if isinstance(k, str) and k in self.judged:
-                if k not in T.talks:
-                    T.talks.append(k)
-            else:
+            if not (isinstance(k, str) and k in self.judged):
                 self.left_out(tid, f"talk {k!r}: not a judged main talk")
+            elif k not in T.talks:
+                if any(a.target == tid for i in self.talk_inputs.get(k, ()) if i in self.results
+                       for a in self.results[i].actions):
+                    T.talks.append(k)
+                else:
+                    self.left_out(tid, f"talk {k}: none of its inputs acts on {tid}")
         state = t.get("state")
         if state is not None:
             if state in END_STATES:
@@ -349,7 +413,15 @@ class Scan:
             else:
                 T.replaced_by = rid
         if T.state == "replaced" and T.replaced_by is None:
-            self.filled(tid, "replaced, but by no target the answer names")
+            self.checks.append(Check("unknown", tid, "replaced, by a target the answer does not name: what replaced it "
+                                                     "is unknown"))
+
+    def _set_at(self, T: _Target) -> int:
+        """Where a criterion first given now can have been set, at the earliest: the first input of
+        this call that creates, refines, steers or corrects the target, else its creator."""
+        setting = [self.pos[i] for i in T.inputs if i in self.own_now and i in self.results
+                   and any(a.target == T.id and a.action in DIRECTING for a in self.results[i].actions)]
+        return min(setting) if setting else self.pos[T.created_by]
 
     def _goal_claim(self, g: Any, tkeys: dict[str, str], gkeys: dict[str, str]) -> None:
         key = g.get("goal") if isinstance(g, dict) else None
@@ -369,10 +441,19 @@ class Scan:
             return
         person = (self._read(cited) and cited not in self.not_person
                   and self.step_of[cited].source in PERSON_SOURCES)  # type: ignore[index]
+        why = None
         if not person:
+            why = f"cites no input of the person ({cited!r})"
+        elif cited not in self.goals[gid].inputs:
+            why = f"cites {cited}, which is no input of {gid}"
+        elif not any(a.target == tid and a.action != "cancel" for a in self.results[cited].actions):  # type: ignore[index]
+            why = f"cites {cited}, whose actions do not point to {tid}"
+        elif self.targets[tid].state == "cancelled":
+            why = f"cites {cited}, but {tid} was cancelled"
+        if why is not None:
             members = sum(1 for t in self.targets.values() if t.goal == gid)
             if members > 1:
-                self.changed(gid, f"main target {tid} cites no input of the person ({cited!r}): undetermined")
+                self.changed(gid, f"main target {tid} {why}: undetermined")
             return
         self.goals[gid].claim = (tid, cited)  # type: ignore[assignment]
 
