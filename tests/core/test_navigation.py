@@ -83,6 +83,34 @@ def test_every_answer_is_a_page_naming_the_head(corpus_store: Any) -> None:
     assert nav.used == used == sum(e["bytes"] for e in nav.log)
 
 
+def test_the_card_counts_the_judged_talks_and_their_subtasks_never_the_talks_before(corpus_store: Any) -> None:
+    """Over windows of corpus conversations with context before them: every count of the card is
+    of the judged talks and their sub-tasks (the talks before the window are only marked)."""
+    from collections import Counter
+
+    seen = 0
+    for row in corpus_store.conversations():
+        mains = [t.id for t in W.build(corpus_store, row.id).conv.main_talks]
+        if len(mains) < 4:
+            continue
+        nav = _nav(corpus_store, row.id, f"{mains[2]}..{mains[3]}")
+        w = nav.w
+        subs = {sid for sid, root in w.roots.items() if root in w.judged and sid in w.streams}
+        mine = [s for s in w.conv.steps if s.id in w.steps and ((s.stream == "m" and s.talk in w.judged) or s.stream in subs)]
+        ctx_subs = {sid for sid, root in w.roots.items() if root in w.before and sid in w.streams}
+        context = [s for s in w.conv.steps if s.id in w.steps
+                   and ((s.stream == "m" and s.talk in w.before) or s.stream in ctx_subs)]
+        assert context and len(mine) + len(context) == len(w.steps)
+        counts = _ans(nav.call("card"))["counts"]
+        assert counts["main_talks_judged"] == 2 and counts["main_talks_before"] == 2
+        assert counts["steps"] == len(mine)
+        assert counts["steps_by_kind"] == dict(Counter(s.kind for s in mine))
+        assert counts["person_inputs"] == sum(1 for s in mine if s.kind == "input" and s.source != "agent")
+        assert counts["subtasks"] == len(subs)
+        seen += 1
+    assert seen >= 5
+
+
 def test_card_talks_and_marks(corpus_store: Any) -> None:
     nav = _nav(corpus_store, "fa812bfe", "k2")
     card = _ans(nav.call("card"))

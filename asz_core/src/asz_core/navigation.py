@@ -375,11 +375,13 @@ class Navigator:
         if "card" in self._cache:
             return self._cache["card"]
         w, c = self.w, self.conv
-        steps = w.shown_steps()
+        # The talks before the window are context: shown, marked before, never counted.
+        steps = [s for s in w.shown_steps() if w.whole or (s.talk is not None and w.mark(s.talk) == "judged")]
         kinds: dict[str, int] = {}
         for s in steps:
             kinds[s.kind] = kinds.get(s.kind, 0) + 1
-        subs = [st for st in c.streams if st.id != "m" and st.id in w.streams]
+        subs = [st for st in c.streams if st.id != "m" and st.id in w.streams
+                and (w.whole or w.roots.get(st.id) in w.judged)]
         led = self._ledger()
         judged = set(w.judged)
         from .ledger import Tally
