@@ -294,3 +294,32 @@ def test_a_navigation_server_that_does_not_start_fails_the_call(small_conv: Any,
     assert "asz's navigation server did not connect to claude (status: failed)" in stage["reason"]
     apart = {"input": None, "output": None, "cache_read": None, "cache_write": None, "model": MODEL, "said": False, "reads": []}
     assert requests_of(attempt_dir(res)) == [apart]
+
+
+def test_the_progress_tick_says_each_request_as_the_stream_shows_it_ending() -> None:
+    """While claude runs, the tick gives the stage's progress the requests the stream showed ending
+    so far, and never settles the stream: what the call counts at its end is the same."""
+    import copy
+    import types
+
+    from asz_evaluators import cli_common
+
+    if not (SAMPLES / "claude_run2.jsonl").is_file():
+        import pytest
+        pytest.skip(f"no captured stream at {SAMPLES}")
+    frames = [f for f in _frames("claude_run2.jsonl") if f["type"] != "result"]
+    said: list[tuple[Any, ...]] = []
+    call = types.SimpleNamespace(directory=Path("/nonexistent"), navigator=None,
+                                 requests_so_far=lambda reqs: said.append(tuple(reqs)))
+    s = ClaudeStream()
+    tick = cli_common.tick_of(call, lambda: copy.deepcopy(s).consumed(False)[0])  # type: ignore[arg-type]
+    for f in frames:
+        s.feed(f)
+        tick()
+    counts = [len(x) for x in said]
+    assert counts == sorted(counts) and counts[0] == 0 and 1 in counts and counts[-1] == 2  # one by one, as each ended
+    assert [(x.input, x.output) for x in said[-1]] == [(301, 8), (401, 9)]
+    fresh = ClaudeStream()
+    for f in frames:
+        fresh.feed(f)
+    assert s.consumed(stopped=True)[0] == fresh.consumed(stopped=True)[0]

@@ -131,6 +131,23 @@ def test_progress_and_the_run_end(corpus_store: Any, tmp_path: Path) -> None:
     assert close["evaluator_seconds"] >= 0.3 and close["per_minute"]["input"] > 0
 
 
+def test_progress_while_a_call_runs_counts_what_its_requests_reported(corpus_store: Any, tmp_path: Path) -> None:
+    """The scripted call says its two requests, then thinks: every line while it runs counts both
+    (requests and tokens) before the call has ended; after it, the stage's totals."""
+    cid = cid_with(corpus_store, 1)
+    lines: list[str] = []
+    e = entry(plain_answer(inputs_of(corpus_store, cid)), pause=0.6)
+    e["requests"] = [{"reads": [{"tool": "card"}], "usage": {"input": 300, "output": 20, "cache_read": 4000, "cache_write": 0}},
+                     {"usage": {"input": 50, "output": 400, "cache_read": 4300, "cache_write": 30}}, {"usage": None}]
+    judge(corpus_store, tmp_path, cid, [e], settings={"judge.progress": 0.1}, progress=lines.append)
+    running = [x for x in lines if "0 calls ended, 1 running" in x]
+    assert len(running) >= 3, lines
+    for x in running:
+        assert "; 2 requests (+1 unsaid), 9,100 tokens;" in x, x
+    assert lines[-2].startswith("targets: complete; 1 calls, 1 attempts; 2 requests (+1 whose usage was never said); "
+                                "in 350 · out 420 · cache read 8,300 · cache write 30")
+
+
 def test_mcp_reads_the_run(corpus_store: Any, tmp_path: Path) -> None:
     """`asz judge mcp --run DIR` takes the conversation, head, window and budget from run.json."""
     cid = cid_with(corpus_store, 1)

@@ -315,6 +315,7 @@ class ApiEvaluator(EvaluatorBackend):
                     except Exception as exc:  # no answer came: the request is counted apart, and the others stay
                         why = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
                         requests.append(Request(model=model, said=False))
+                        call.requests_so_far(requests)
                         log.write({"request": n, "error": why})
                         notes.append(f"request {n}: {why} (its usage was never said: counted apart)")
                         again = isinstance(exc, RequestFailed) and exc.retry
@@ -363,6 +364,7 @@ class ApiEvaluator(EvaluatorBackend):
                         turn.results.append(ToolResult(use, dump({"error": f"no tool named {use.name!r}"}), True))
                 pending = []
                 requests.append(attrs_evolve(reply.request, reads=tuple(read)))
+                call.requests_so_far(requests)  # the stage's progress counts it while the call goes on
                 if answer is not None:
                     return result(answer=answer, raw=orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode())
                 if bad >= MAX_BAD_SUBMITS:

@@ -18,6 +18,7 @@ other than asz's (and the StructuredOutput tool that ``--json-schema`` adds) fai
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -322,7 +323,7 @@ class ClaudeEvaluator(EvaluatorBackend):
 
         fin = cc.run_lines(command(call, exe, cfg), cwd=cc.workdir(call), env=env, timeout=cc.timeout_of(call),
                            stream_file=d / "stream.jsonl", on_line=on_line,
-                           tick=lambda: cc.count_reads(call, final=False))
+                           tick=cc.tick_of(call, lambda: copy.deepcopy(stream).consumed(False)[0]))  # a copy: consumed() settles requests
         cc.count_reads(call)
         res = stream.result
         stopped = res is None

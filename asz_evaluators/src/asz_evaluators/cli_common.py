@@ -17,14 +17,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from asz_core.errors import EvaluatorError
-from asz_core.judge.judgment import EvaluatorCall
+from asz_core.judge.judgment import EvaluatorCall, Request
 
 SERVER = "asz"
 """The MCP server's name as every CLI is given it (claude names its tools mcp__asz__<tool>)."""
@@ -197,6 +197,16 @@ def count_reads(call: EvaluatorCall, final: bool = True) -> None:
     nav.refusals = sum(1 for e in entries if e.get("status") == "refused")
     if final:
         nav.log.extend(entries)
+
+
+def tick_of(call: EvaluatorCall, so_far: Callable[[], Iterable[Request]] | None = None) -> Callable[[], None]:
+    """What :func:`run_lines` calls about once a second while the CLI runs: the reads so far, and
+    the requests the stream showed ending so far (``so_far``), for the stage's progress lines."""
+    def tick() -> None:
+        count_reads(call, final=False)
+        if so_far is not None:
+            call.requests_so_far([r for r in so_far() if r.said])
+    return tick
 
 
 def write_usage(call: EvaluatorCall, data: dict[str, Any]) -> None:

@@ -250,7 +250,7 @@ class CodexEvaluator(EvaluatorBackend):
 
         fin = cc.run_lines(command(call, exe, cc.workdir(call), schema_file, last), cwd=cc.workdir(call), env=env,
                            timeout=cc.timeout_of(call), stream_file=d / "stream.jsonl", on_line=on_line,
-                           tick=lambda: cc.count_reads(call, final=False))
+                           tick=cc.tick_of(call))  # codex says what a call consumed only when it ends
         cc.count_reads(call)
         stopped = bool(fin.stopped or fin.timed_out)
         requests = stream.requests(model, stopped)

@@ -198,7 +198,7 @@ class KiroEvaluator(EvaluatorBackend):
         stream = KiroStream()
         fin = cc.run_lines(command(call, exe), cwd=cwd, env=env, timeout=cc.timeout_of(call),
                            stream_file=d / "stream.jsonl", on_line=stream.feed,
-                           tick=lambda: cc.count_reads(call, final=False))
+                           tick=cc.tick_of(call, lambda: stream.requests(model)))
         cc.count_reads(call)
         credits = stream.credits()
         cc.write_usage(call, {"unit": UNIT, "credits": str(credits) if credits is not None else None,

@@ -97,6 +97,7 @@ class ScriptedEvaluator(EvaluatorBackend):
                                         reads=tuple(names)))
             else:
                 requests.append(Request(model=model, said=False, reads=tuple(names)))
+            call.requests_so_far(requests)  # the stage's progress counts it while the call goes on
         pause = entry.get("pause")
         if isinstance(pause, (int, float)) and not isinstance(pause, bool) and pause > 0:
             time.sleep(min(float(pause), 60.0))

@@ -27,7 +27,7 @@ from ..convert import dumps, unstructure
 from ..errors import AszError, ConfigError
 from ..store import Store
 from . import config as configs
-from .judgment import (VERSION, AttemptRecord, CallResult, Consumed, EvaluatorCall, EvaluatorRef, StageFile,
+from .judgment import (VERSION, AttemptRecord, CallResult, Consumed, EvaluatorCall, EvaluatorRef, Request, StageFile,
                        StageRun)
 
 Progress = Callable[[str], None]
@@ -138,6 +138,7 @@ class Meter:
         self.lock = threading.Lock()
         self.ended = 0
         self.running: dict[str, Any] = {}  # call/attempt -> navigator
+        self.so_far: dict[str, tuple[Request, ...]] = {}  # call/attempt -> the requests it said ended, while it runs
         self.parts: list[Consumed] = []
         self.t0 = time.monotonic()
         self._stop = threading.Event()
@@ -158,9 +159,17 @@ class Meter:
         while not self._stop.wait(self.every):
             self.say(self.line())  # type: ignore[misc]
 
+    def requests_of(self, key: str) -> Callable[[tuple[Request, ...]], None]:
+        """What a running call says of its requests so far goes here, under its key."""
+        def said(requests: tuple[Request, ...]) -> None:
+            with self.lock:
+                if key in self.running:
+                    self.so_far[key] = requests
+        return said
+
     def line(self) -> str:
         with self.lock:
-            c = add_consumed(self.parts)
+            c = add_consumed([*self.parts, *(consumed_of(CallResult(requests=r)) for r in self.so_far.values())])
             read = sum(n.used for n in self.running.values())
             running = len(self.running)
             ended = self.ended
@@ -244,7 +253,8 @@ class StageCalls:
                 self.meter.running[key] = nav
             t0 = time.monotonic()
             ec = EvaluatorCall(stage=self.stage, call=n, attempt=attempt, prompt=prompt, schema=schema, budget=budget,
-                               directory=d, navigator=nav, argument=self.spec.argument, options=self.spec.options)
+                               directory=d, navigator=nav, argument=self.spec.argument, options=self.spec.options,
+                               progress=self.meter.requests_of(key))
             try:
                 result = self.backend.judge(ec)
                 if not isinstance(result, CallResult):
@@ -271,6 +281,7 @@ class StageCalls:
             got.append(rec)
             with self.meter.lock:
                 self.meter.running.pop(key, None)
+                self.meter.so_far.pop(key, None)  # what it returned counts now, in its place
                 self.meter.parts.append(c)
             with self.lock:
                 self.attempts.append(rec)

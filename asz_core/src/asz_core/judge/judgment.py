@@ -7,6 +7,7 @@ Bump :data:`VERSION` on any change of a file's shape.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,15 @@ class EvaluatorCall:
     """The part after ``NAME:`` in the evaluator spec (scripted: its script file)."""
     options: dict[str, Any] = field(factory=dict)
     """The backend's section of ``evaluators:`` in asz.yaml."""
+    progress: Any = field(default=None, eq=False, repr=False)
+    """Where :meth:`requests_so_far` goes (the stage's progress meter), or None."""
+
+    def requests_so_far(self, requests: Iterable[Request]) -> None:
+        """Say, while the call runs, every request that has ended so far (the whole list each
+        time): the stage's progress lines count them before the call ends. What the call returns
+        is still what its attempt records."""
+        if self.progress is not None:
+            self.progress(tuple(requests))
 
 
 @frozen
