@@ -200,6 +200,29 @@ def test_the_shipped_snapshot_is_the_installed_package_data() -> None:
     assert _providers_from_raw(doc["providers"]) == providers
 
 
+def test_same_head_and_same_price_file_give_the_same_numbers_in_two_separate_processes(tmp_path: Path) -> None:
+    """Two processes (other hash seeds), each collecting the same files into a store of its own and
+    pricing with the same price file: the same head, and the same ledger to the last digit."""
+    from .helpers import MATCH, run_asz
+
+    own = tmp_path / "my-prices.json"
+    shutil.copyfile(load_prices().file.path, own)
+    out = []
+    for seed in ("1", "2"):
+        home = tmp_path / f"home-{seed}"
+        r = run_asz("collect", str(MATCH), "--json", home=home, PYTHONHASHSEED=seed)
+        assert r.returncode == 0, r.stderr
+        got = {}
+        for rnd in json.loads(r.stdout)["rounds"]:
+            r = run_asz("ledger", rnd["conversation"], "--prices", str(own), "--json", home=home, PYTHONHASHSEED=seed)
+            assert r.returncode == 0, r.stderr
+            got[rnd["conversation"]] = json.loads(r.stdout)
+        out.append(got)
+    a, b = out
+    assert len(a) >= 2 and all(x["total"]["calls"] > 0 and Decimal(x["total"]["money"]) > 0 for x in a.values())
+    assert a == b
+
+
 def test_same_head_and_same_price_file_give_the_same_numbers(corpus_store, tmp_path: Path) -> None:
     own = tmp_path / "my-prices.json"
     shutil.copyfile(load_prices().file.path, own)
