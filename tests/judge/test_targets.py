@@ -483,13 +483,18 @@ def test_a_criterion_is_dropped_only_by_an_input_after_it_that_acts_on_its_targe
     ]
 
 
-def _two_goals(ins: list[str]) -> dict[str, Any]:
-    """i0 creates a (goal A); i1 adds b to A; i2 starts goal B with c; i3 cancels b, returning to A."""
-    return {"inputs": [
+def _two_goals(store: Any) -> tuple[str, list[str], dict[str, Any]]:
+    """A conversation, its inputs and an answer: i0 creates a (goal A); i1 adds b to A; i2 starts
+    goal B with c; i3 cancels b, returning to A; the others continue A."""
+    cid = cid_with(store, 4)
+    steps = inputs_of(store, cid)
+    ins = [s.input for s in steps]
+    return cid, ins, {"inputs": [
         _in(ins[0], [_a("new:a", "create")], _r("new", "new:A", statement="a")),
         _in(ins[1], [_a("new:b", "create")], _r("adjust", "new:A", ins[0], "a and b")),
         _in(ins[2], [_a("new:c", "create")], _r("new", "new:B", statement="c")),
         _in(ins[3], [_a("new:b", "cancel")], _r("return", "new:A", ins[1])),
+        *_rest(steps, 4, "new:A"),
     ], "targets": [{"target": "new:a", "statement": "a"}, {"target": "new:b", "statement": "b"},
                    {"target": "new:c", "statement": "c"}], "goals": []}
 
@@ -501,10 +506,7 @@ def _two_goals(ins: list[str]) -> dict[str, Any]:
 ])
 def test_a_main_target_is_cited_by_an_input_of_its_goal_that_points_to_it(
         corpus_store: Any, tmp_path: Path, main: str, cited: int, why: str) -> None:
-    cid = cid_with(corpus_store, 4)
-    ins = [s.input for s in inputs_of(corpus_store, cid)]
-    ans = _two_goals(ins)
-    ans["inputs"] += _rest(inputs_of(corpus_store, cid), 4, "new:A")
+    cid, ins, ans = _two_goals(corpus_store)
     ans["goals"] = [{"goal": "new:A", "main_target": main, "main_cited": ins[cited]}]
     _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
     g1 = stage["goals"][0]
@@ -514,11 +516,7 @@ def test_a_main_target_is_cited_by_an_input_of_its_goal_that_points_to_it(
 
 
 def test_a_main_target_the_same_call_cancelled_is_not_main_and_one_that_holds_is(corpus_store: Any, tmp_path: Path) -> None:
-    cid = cid_with(corpus_store, 4)
-    steps = inputs_of(corpus_store, cid)
-    ins = [s.input for s in steps]
-    ans = _two_goals(ins)
-    ans["inputs"] += _rest(steps, 4, "new:A")
+    cid, ins, ans = _two_goals(corpus_store)
     ans["targets"][1]["state"] = "cancelled"
     ans["goals"] = [{"goal": "new:A", "main_target": "new:b", "main_cited": ins[1]}]
     _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
@@ -532,11 +530,7 @@ def test_a_main_target_the_same_call_cancelled_is_not_main_and_one_that_holds_is
 
 
 def test_a_main_target_of_another_goal_is_left_out(corpus_store: Any, tmp_path: Path) -> None:
-    cid = cid_with(corpus_store, 4)
-    steps = inputs_of(corpus_store, cid)
-    ins = [s.input for s in steps]
-    ans = _two_goals(ins)
-    ans["inputs"] += _rest(steps, 4, "new:A")
+    cid, ins, ans = _two_goals(corpus_store)
     ans["goals"] = [{"goal": "new:A", "main_target": "new:c", "main_cited": ins[2]}]
     _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
     g1, g2 = stage["goals"]
