@@ -116,6 +116,8 @@ def run_with(store: Any, tmp_path: Path, **files: dict[str, Any]) -> Path:
 def test_shares_and_times_with_only_the_targets_stage(conv_store: Any, tmp_path: Path) -> None:
     res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{_script(tmp_path)}"), store=conv_store)
     st = json.loads((res.path / "close.json").read_text())["statement"]
+    # What the runner wrote is what close computes again from the run's files.
+    assert (res.path / "close.json").read_bytes() == dumps(close_file(res.path, conv_store), indent=True) + b"\n"
     t1, t2 = st["targets"]
     # k1 with its sub-agents: 168 calls, 3,747,643 tokens, $1.64303055; k7: 2 calls, 43,073 tokens,
     # $0.03220965, split half and half (i7 directed both targets).

@@ -162,12 +162,11 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
         run.write_stage(sf)
         statuses[stage] = sf.status
     from . import report_html
-    from .close import close_file, load_view
+    from .close import View, close_file, read_stages
 
-    try:
-        view = load_view(path, store)
-    except AszError:
-        view = None  # close_file says why in close.json's error
+    # The close reads the window and prices the run was pinned to (as load_view would build them
+    # again from run.json, without assembling a large conversation twice).
+    view = View(orjson.loads((path / "run.json").read_bytes()), read_stages(path), w, ledger.build(w.conv, prices), prices)
     close = close_file(path, store, registry, view)
     write_once(path / "close.json", dumps(close, indent=True) + b"\n")
     if view is not None:
