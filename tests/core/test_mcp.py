@@ -130,7 +130,7 @@ def test_in_memory_client_and_the_end_callback(corpus_store: Any) -> None:
     w = build(corpus_store, "258c7280", None, "k1")
     nav = N.Navigator(w, corpus_store, budget=700, adapter=Registry().runtime(w.conv.runtime))
     ended: list[int] = []
-    server = build_server(nav, on_end=lambda: ended.append(nav.calls))
+    server = build_server(nav, on_end=lambda request_id: ended.append(nav.calls))
 
     async def body() -> list[Any]:
         async with mcp.Client(server) as c:
@@ -156,3 +156,169 @@ def test_bad_window_or_missing_store_is_a_clear_error(corpus_store: Any, tmp_pat
     r = subprocess.run([str(ASZ), "judge", "mcp", "fa812bfe"], env={**os.environ, "ASZ_HOME": str(empty)},
                        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == 1 and "no asz store" in r.stderr and not empty.exists()
+
+
+# --- the real server process, spoken to line by line (what the SDK client never sends) ------------
+
+class _Raw:
+    """`asz judge mcp` as a child process, spoken to in raw JSON-RPC lines; every read times out."""
+
+    def __init__(self, home: Path, *args: str) -> None:
+        import subprocess
+
+        self.p = subprocess.Popen([str(ASZ), "judge", "mcp", *args], env={**os.environ, "ASZ_HOME": str(home)},
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.send_obj({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        assert "result" in self.recv()
+        self.send_obj({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, line: bytes) -> None:
+        assert self.p.stdin is not None
+        self.p.stdin.write(line + b"\n")
+        self.p.stdin.flush()
+
+    def send_obj(self, obj: Any) -> None:
+        self.send(json.dumps(obj).encode())
+
+    def recv(self, timeout: float = 30) -> dict[str, Any]:
+        import select
+
+        assert self.p.stdout is not None
+        ready, _, _ = select.select([self.p.stdout], [], [], timeout)
+        assert ready, "no reply"
+        line = self.p.stdout.readline()
+        assert line, "the server closed its output"
+        return json.loads(line)
+
+    def call(self, rid: int, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        self.send_obj({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": tool, "arguments": args}})
+        got = self.recv()
+        assert got["id"] == rid
+        return got
+
+    def close(self) -> None:
+        if self.p.poll() is None:
+            self.p.kill()
+        self.p.wait(10)
+
+
+def test_the_server_process_exits_after_the_third_refusal_with_stdin_still_open(corpus_store: Any, tmp_path: Path) -> None:
+    import time
+
+    home = Path(corpus_store.path).parent
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"conversation": "fa812bfe", "head": "r1", "window": "k2",
+                                               "config": {"judge": {"read_bytes": 600}}}))
+    raw = _Raw(home, "--run", str(run), "--call", "c1")
+    try:
+        answers = [raw.call(n, "talks", {}) for n in (1, 2, 3)]
+        assert all(a["result"]["isError"] and json.loads(a["result"]["content"][0]["text"])["refused"] for a in answers)
+        t0 = time.monotonic()
+        code = raw.p.wait(15)  # stdin is never closed: the server ends on its own
+        assert code == 0 and time.monotonic() - t0 < 10
+        assert "ended after 3 refused answers" in raw.p.stderr.read().decode()  # type: ignore[union-attr]
+    finally:
+        raw.close()
+    entries = [json.loads(x) for x in (run / "calls" / "c1" / "reads.jsonl").read_text().splitlines()]
+    assert [e["status"] for e in entries] == ["refused"] * 3
+    # An agent CLI starts the server again when it ended (claude does): the call's navigation has
+    # ended, so the new one does not serve, and the budget is not given afresh.
+    import subprocess
+
+    again = subprocess.run([str(ASZ), "judge", "mcp", "--run", str(run), "--call", "c1"], input=b"",
+                           env={**os.environ, "ASZ_HOME": str(home)}, capture_output=True, timeout=60)
+    assert again.returncode == 0 and b"already ended" in again.stderr and again.stdout == b""
+    assert len((run / "calls" / "c1" / "reads.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_server_started_again_mid_call_goes_on_with_the_call_s_budget(corpus_store: Any, tmp_path: Path) -> None:
+    home = Path(corpus_store.path).parent
+    log = tmp_path / "reads.jsonl"
+    raw = _Raw(home, "fa812bfe", "--window", "k2", "--log", str(log))
+    try:
+        first = raw.call(1, "card", {})["result"]["content"][0]["text"]
+    finally:
+        raw.close()
+    raw = _Raw(home, "fa812bfe", "--window", "k2", "--log", str(log))
+    try:
+        second = raw.call(1, "card", {})["result"]["content"][0]["text"]
+    finally:
+        raw.close()
+    entries = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [e["n"] for e in entries] == [1, 2]
+    assert entries[-1]["used"] == len(first.encode()) + len(second.encode())
+    assert json.loads(second)["budget_left"] == N.READ_BYTES - entries[-1]["used"]
+
+
+def test_an_integer_past_64_bits_is_a_tool_error_logged_and_charged_as_answered(corpus_store: Any, tmp_path: Path) -> None:
+    home = Path(corpus_store.path).parent
+    log = tmp_path / "reads.jsonl"
+    raw = _Raw(home, "fa812bfe", "--window", "k2", "--log", str(log))
+    texts = []
+    try:
+        cases = [("talks", {"page": 2**64}), ("step", {"id": "s3", "offset": 2**64 + 5}),
+                 ("search", {"query": "error", "page": -(2**64)}), ("talk", {"id": "k2", "page": 10**30})]
+        for n, (tool, args) in enumerate(cases, 1):
+            res = raw.call(n, tool, args)["result"]  # a tool's answer, not a JSON-RPC error
+            assert res["isError"]
+            text = res["content"][0]["text"]
+            name = next(iter(k for k, v in args.items() if isinstance(v, int)))
+            assert f"{name}: {args[name]} is out of range" in json.loads(text)["error"]
+            texts.append(text)
+        card = raw.call(9, "card", {})["result"]
+        assert not card["isError"]
+        texts.append(card["content"][0]["text"])
+    finally:
+        raw.close()
+    entries = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [e["tool"] for e in entries] == ["talks", "step", "search", "talk", "card"]
+    assert [e["status"] for e in entries] == ["error"] * 4 + ["ok"]
+    assert entries[0]["args"] == {"page": str(2**64)}
+    # Charged exactly the bytes answered, no more.
+    assert [e["bytes"] for e in entries] == [len(t.encode()) for t in texts]
+    assert entries[-1]["used"] == sum(len(t.encode()) for t in texts)
+    assert json.loads(texts[-1])["budget_left"] == N.READ_BYTES - entries[-1]["used"]
+
+
+def test_a_line_it_cannot_read_gets_an_error_reply(corpus_store: Any, tmp_path: Path) -> None:
+    home = Path(corpus_store.path).parent
+    log = tmp_path / "reads.jsonl"
+    raw = _Raw(home, "fa812bfe", "--window", "k2", "--log", str(log))
+    try:
+        raw.send(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"query":"\\ud800"}}}')
+        got = raw.recv()
+        assert got["id"] == 7 and got["error"]["code"] == -32602 and "lone surrogate" in got["error"]["message"]
+        raw.send(b'{"jsonrpc":"2.0","id":8,"method":')  # cut short
+        got = raw.recv()
+        assert got["id"] is None and got["error"]["code"] == -32700
+        raw.send(b'{"jsonrpc":"2.0","id":"nine"}')  # JSON, but no message
+        got = raw.recv()
+        assert got["id"] == "nine" and got["error"]["code"] == -32600
+        raw.send(b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"talk","arguments":{"id":"k\xff"}}}')
+        got = raw.recv()
+        assert got["error"]["code"] == -32700 and "UTF-8" in got["error"]["message"]
+        raw.send(b"[1, 2, 3]")
+        assert raw.recv()["error"]["code"] == -32600
+        assert not raw.call(11, "card", {})["result"]["isError"]  # still serving
+    finally:
+        raw.close()
+    assert [json.loads(x)["tool"] for x in log.read_text().splitlines()] == ["card"]
+
+
+def test_the_navigator_in_process_answers_what_no_log_could_hold_with_an_error(corpus_store: Any, tmp_path: Path) -> None:
+    """API evaluators call the navigator directly with the model's arguments (Python's json reads
+    lone surrogates and any integer): an error answer, logged, never a crash of the log."""
+    from asz_core.mcp_server import jsonl_sink
+    from asz_core.window import build
+
+    log = tmp_path / "reads.jsonl"
+    nav = N.Navigator(build(corpus_store, "fa812bfe", None, "k2"), corpus_store, log=jsonl_sink(log))
+    cases = [("search", {"query": "\ud800"}), ("talk", {"id": "k2", "page": 2**64}), ("talk", {"id\udc00": "k2"}),
+             ("step", {"id": ["s1", "\ud800"], "offset": 0}), ("no\ud800such", {})]
+    answers = [json.loads(nav.call(tool, args)) for tool, args in cases]
+    assert all("error" in a for a in answers)
+    entries = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [e["status"] for e in entries] == ["error"] * len(cases)
+    assert entries[1]["args"]["page"] == str(2**64) and entries[0]["args"]["query"] == "\\ud800"

@@ -9,6 +9,7 @@ navigator's JSON page exactly as counted. The server ends after three refused an
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -64,9 +65,9 @@ TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def build_server(nav: Navigator, on_end: Callable[[], None] | None = None) -> Any:
-    """The low-level MCP server over ``nav``. ``on_end`` is called after the answer that made the
-    third refusal (the stdio runner stops the server then)."""
+def build_server(nav: Navigator, on_end: Callable[[Any], None] | None = None) -> Any:
+    """The low-level MCP server over ``nav``. ``on_end`` is called with the id of the request whose
+    answer made the third refusal (the stdio runner ends once that answer is written)."""
     from mcp import types
     from mcp.server.lowlevel.server import Server
 
@@ -79,37 +80,54 @@ def build_server(nav: Navigator, on_end: Callable[[], None] | None = None) -> An
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         args = params.arguments if isinstance(params.arguments, dict) else {}
+        was_ended = nav.ended
         text = nav.call(params.name, args)
         is_error = nav.log[-1]["status"] != "ok"
-        if nav.ended and on_end is not None:
-            on_end()
+        if nav.ended and not was_ended and on_end is not None:
+            on_end(ctx.request_id)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
 
     return Server("asz-judge", instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
 def serve_stdio(nav: Navigator) -> int:
-    """Serve ``nav`` over stdin/stdout until the client closes or three answers were refused."""
+    """Serve ``nav`` over stdin/stdout until the client closes stdin, or the answer that made the
+    third refusal is written: then the process ends, whether or not the client closes."""
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from .mcp_wire import Wire
+
+    # The wire on descriptors of its own; while serving, fd 0 reads nothing and fd 1 writes to
+    # stderr, so nothing else reads the client's messages or writes into the answers.
+    rfd, wfd = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+    wire = Wire(rfd, wfd)
+
     async def main() -> None:
         async with anyio.create_task_group() as tg:
-            def end() -> None:
-                async def later() -> None:
-                    await anyio.sleep(0.3)  # let the refusal's answer be written first
-                    tg.cancel_scope.cancel()
-                tg.start_soon(later)
-
-            server = build_server(nav, on_end=end)
+            server = build_server(nav, on_end=wire.end_after)
 
             async def run() -> None:
-                async with stdio_server() as (r, w):
+                async with stdio_server(stdin=wire, stdout=wire) as (r, w):  # type: ignore[arg-type]
                     await server.run(r, w, server.create_initialization_options())
                 tg.cancel_scope.cancel()
-            tg.start_soon(run)
 
-    anyio.run(main)
+            async def end() -> None:
+                await wire.wait_ended()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(run)
+            tg.start_soon(end)
+
+    try:
+        anyio.run(main)
+    finally:
+        os.dup2(rfd, 0)
+        os.dup2(wfd, 1)
     if nav.ended:
         print(f"asz judge mcp: ended after {MAX_REFUSALS} refused answers", file=sys.stderr)
     return 0
@@ -152,7 +170,29 @@ def serve(conversation: str | None, *, head: str | None = None, window: str | No
             log = run / "calls" / call / "reads.jsonl"
     if not conversation:
         raise AszError("asz judge mcp needs a conversation (or --run DIR whose run.json names one)")
+    earlier = _read_log(log) if log else []
     sink = jsonl_sink(log) if log else None
     nav = open_navigator(conversation, head, window, budget=budget or READ_BYTES, run_dir=run, log=sink)
+    # The reading budget is the call's, not the process's: claude starts the server again when it
+    # ended, and the new one goes on where the log stopped (after three refusals: it does not serve).
+    nav.resume(earlier)
+    if nav.ended:
+        print(f"asz judge mcp: this call's navigation already ended after {MAX_REFUSALS} refused answers ({log})",
+              file=sys.stderr)
+        return 0
     nav.warm()
     return serve_stdio(nav)
+
+
+def _read_log(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return []
+    out = []
+    for line in data.splitlines():
+        try:
+            out.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            continue  # a line cut by a killed server
+    return out

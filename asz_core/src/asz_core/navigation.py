@@ -85,13 +85,43 @@ def _int(v: Any, name: str, lo: int = 0) -> int:
     return n
 
 
+_INT_RANGE = 2**63
+"""An argument integer is a page, a part or an offset: one past 64 bits is no argument (and no
+JSON writer of the log or the answer would take it)."""
+
+
+def _check_args(args: dict[str, Any]) -> None:
+    """Arguments the answer and the log can hold, or a NavError saying which is not: a string with a
+    lone surrogate (not Unicode), an integer past 64 bits."""
+    for k, v in args.items():
+        name = _printable(str(k))[:100]
+        if name != str(k)[:100]:
+            raise NavError(f"an argument name is not valid Unicode (a lone surrogate): {name!r}")
+        if isinstance(v, str) and _printable(v) != v:
+            raise NavError(f"{name}: not valid Unicode (it holds a lone surrogate)")
+        if isinstance(v, int) and not isinstance(v, bool) and not -_INT_RANGE <= v < _INT_RANGE:
+            raise NavError(f"{name}: {v} is out of range (at most {_INT_RANGE - 1})")
+
+
+def _printable(text: str) -> str:
+    """``text`` with any lone surrogate written as its escape (``\\ud800``), so it can be written out."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _loggable(args: dict[str, Any]) -> dict[str, Any]:
-    """Arguments as the log keeps them: JSON values, long strings clipped."""
+    """Arguments as the log keeps them: JSON values, long strings clipped; a value the log could not
+    hold (a lone surrogate, an integer past 64 bits, a list) as its text."""
     out = {}
     for k, v in args.items():
-        if not isinstance(v, (str, int, float, bool, type(None))):
-            v = repr(v)
-        out[str(k)[:100]] = _clip(v, 500) if isinstance(v, str) else v
+        if isinstance(v, int) and not isinstance(v, bool) and not -_INT_RANGE <= v < _INT_RANGE:
+            v = str(v)
+        elif not isinstance(v, (str, int, float, bool, type(None))):
+            v = _printable(repr(v))
+        out[_printable(str(k))[:100]] = _clip(_printable(v), 500) if isinstance(v, str) else v
     return out
 
 
@@ -136,6 +166,15 @@ class Navigator:
                 self._steps_by_stream.setdefault(s.stream, []).append(s)
         self._repeats = self._find_repeats()
 
+    def resume(self, entries: list[dict[str, Any]]) -> None:
+        """Go on from a log of this call's earlier reads (the server restarted mid-call: an agent CLI
+        starts it again when it ended): what was read stays spent, the refusals stay counted."""
+        for e in entries:
+            if isinstance(e, dict):
+                self.calls = max(self.calls, e.get("n") if type(e.get("n")) is int else 0)
+                self.used = max(self.used, e.get("used") if type(e.get("used")) is int else 0)
+                self.refusals += e.get("status") == "refused"
+
     def warm(self) -> None:
         """Build what the first calls would (the card, the row lists, the search index), so that no
         call waits for it; the server does this before it serves. Nothing is counted."""
@@ -158,6 +197,7 @@ class Navigator:
     def call(self, tool: str, args: dict[str, Any] | None = None) -> str:
         """Answer tool ``tool`` with ``args``: the JSON text, as written."""
         t0 = time.perf_counter()
+        tool = _printable(str(tool))[:100]  # written back in the answer and the log, whatever was asked
         args = dict(args or {})
         self.calls += 1
         status = "ok"
@@ -171,6 +211,7 @@ class Navigator:
                 self._sink(self.log[-1])
             return text.decode()
         try:
+            _check_args(args)
             if tool not in TOOLS:
                 raise NavError(f"no tool named {tool!r}; tools: {', '.join(TOOLS)}")
             fn = getattr(self, "_" + tool)
