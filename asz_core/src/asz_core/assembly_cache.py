@@ -21,8 +21,9 @@ from .store import Round, Store
 _CODE = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (assembly, records, store_mod))).hexdigest()[:16]
 
 
-def load_assembled(store: Store, conversation: str, rnd: Round) -> Conversation:
-    """The conversation at ``rnd``: from the cache when it holds it, else assembled (and kept)."""
+def load_assembled(store: Store, conversation: str, rnd: Round, *, keep: bool = True) -> Conversation:
+    """The conversation at ``rnd``: from the cache when it holds it, else assembled (and kept,
+    unless ``keep`` is False: the ledger's summaries want its figures once, not the conversation)."""
     folder = store.path.parent / "cache" / "assembly" / conversation
     path = folder / f"r{rnd.number}-{rnd.head[:16]}-{_CODE}.pickle"
     try:
@@ -36,7 +37,8 @@ def load_assembled(store: Store, conversation: str, rnd: Round) -> Conversation:
     # conversation's record of it, and landing order never changes.
     conv = assemble(conversation, store.runtime_of(conversation), rnd, store.records(conversation, rnd.number),
                     store.copied_calls(conversation))
-    _keep(folder, path, conv)
+    if keep:
+        _keep(folder, path, conv)
     return conv
 
 

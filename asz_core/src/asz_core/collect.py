@@ -352,24 +352,33 @@ class _Binder:
         self.runtime: dict[str, str] = {}
 
     def add(self, e: Entry, runtime: str) -> int:
-        conv = self.w.conversation_of_session(e.session)
-        if conv is not None:
-            return self.put(conv, e)
-        held = self.held.setdefault(e.session, [])
-        self.runtime[e.session] = runtime
+        held = self.held.get(e.session)
+        if held is None:
+            conv = self.w.conversation_of_session(e.session)
+            if conv is not None:
+                return self.put(conv, e)
+            held = self.held[e.session] = []
+            self.runtime[e.session] = runtime
         held.append(e)
-        # A resume copies records of the same runtime: a key is looked up among its conversations only.
-        found = self.w.conversation_of_key(e.key, runtime)
-        if found is None and len(held) < RESUME_LOOKAHEAD:
+        if len(held) < RESUME_LOOKAHEAD:
             return 0
-        return self._release(e.session, found, runtime)
+        return self._decide(e.session)
 
     def flush(self) -> int:
-        # End of a file: a session still undecided starts a conversation of its own.
+        # End of a file: a session still undecided is decided on what it holds.
         n = 0
         for session in list(self.held):
-            n += self._release(session, None, self.runtime[session])
+            n += self._decide(session)
         return n
+
+    def _decide(self, session: str) -> int:
+        """The conversation of the first held entry whose key is stored in a conversation of the
+        same runtime (a resume copies records of its own runtime), else a conversation of its
+        own. Asked once for all the entries held (one look-up, not one per entry)."""
+        runtime = self.runtime[session]
+        found = self.w.conversations_of_keys([e.key for e in self.held[session]], runtime)
+        conv = next((found[e.key] for e in self.held[session] if e.key in found), None)
+        return self._release(session, conv, runtime)
 
     def _release(self, session: str, conv: str | None, runtime: str) -> int:
         conv = self.w.bind_session(session, conv, runtime)

@@ -455,7 +455,8 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
     """Every collected conversation's summary at its newest round, and the price file. A summary
     kept for the same conversation head, price file and code is read back; the others are built
     (and kept, when ASZ_HOME can be written)."""
-    from .api import conversations, load
+    from .api import conversations
+    from .assembly_cache import load_assembled
     from .pricing import default_price_file
     from .store import Store
 
@@ -480,7 +481,7 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
         if summary is None:
             book = book or load_prices(prices)
             with no_gc():
-                summary = summarize(build(load(row.id, store=st), book))
+                summary = summarize(build(load_assembled(st, row.id, row.head, keep=False), book))
             kept["entries"][key] = _summary_dump(summary)
             fresh = True
         out.append(summary)

@@ -50,6 +50,10 @@ CREATE TABLE IF NOT EXISTS calls(
 CREATE INDEX IF NOT EXISTS calls_conversation ON calls(conversation);
 """
 
+PAGE_SIZE = 16384
+"""The page size of a new store (SQLite's default is 4096): a record is a few KiB, and larger
+pages hold more of them with fewer overflow pages."""
+
 TAIL_BYTES = 4096
 """A file read before is trusted to have grown (not been rewritten) when the last TAIL_BYTES it
 had still stand where they stood."""
@@ -109,12 +113,24 @@ class Store:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            new = not path.exists() or path.stat().st_size == 0
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
+            if new:
+                # A new store's first collect writes everything it will hold at once: larger pages
+                # (fewer, fuller ones) and a rollback journal (which for a new file holds nearly
+                # nothing) write it once; WAL would write every page twice. WAL from then on.
+                self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(_SCHEMA)
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            self.wal = self.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            if not self.wal and not new:
+                self._to_wal()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StoreError(f"{path} is busy ({exc}): another asz is writing to it; try again") from exc
+            raise StoreError(f"{path} is not an asz store ({exc})") from exc
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path} is not an asz store ({exc})") from exc
         if row is None:
@@ -122,6 +138,13 @@ class Store:
         elif int(row[0]) != SCHEMA_VERSION:
             raise StoreError(f"{path} has store schema {row[0]}; this asz reads {SCHEMA_VERSION} "
                              "(move it aside and collect again: the store is built from the transcripts)")
+
+    def _to_wal(self) -> None:
+        """WAL (readers never wait for a writer), once the store holds what its first collect wrote."""
+        try:
+            self.wal = self.db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+        except sqlite3.OperationalError:
+            pass  # another connection holds it: the next open switches
 
     @classmethod
     def open(cls, home: Path | None = None) -> Store:
@@ -246,6 +269,8 @@ class Store:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
+        if not self.wal:
+            self._to_wal()
 
     def file_state(self, path: str) -> FileState | None:
         row = self.db.execute("SELECT runtime, size, mtime_ns, offset, line, tail, state FROM files WHERE path = ?", (path,)).fetchone()
@@ -294,14 +319,27 @@ class Writer:
 
     def conversation_of_key(self, key: str, runtime: str | None = None) -> str | None:
         """The conversation holding a record with this key (of ``runtime``'s conversations only, if given)."""
+        return self.conversations_of_keys([key], runtime).get(key)
+
+    def conversations_of_keys(self, keys: list[str], runtime: str | None = None) -> dict[str, str]:
+        """Of ``keys``, those a stored record has, each with the conversation holding it (of
+        ``runtime``'s conversations only, if given)."""
         self._flush()
-        if runtime is None:
-            row = self.db.execute("SELECT conversation FROM records WHERE key = ? LIMIT 1", (key,)).fetchone()
-        else:
-            row = self.db.execute(
-                "SELECT r.conversation FROM records r JOIN conversations c ON c.id = r.conversation "
-                "WHERE r.key = ? AND c.runtime = ? LIMIT 1", (key, runtime)).fetchone()
-        return row[0] if row else None
+        out: dict[str, str] = {}
+        want = list(dict.fromkeys(keys))
+        for i in range(0, len(want), 500):  # SQLite's limit on a statement's parameters
+            part = want[i:i + 500]
+            marks = ",".join("?" * len(part))
+            if runtime is None:
+                q = f"SELECT key, conversation FROM records WHERE key IN ({marks}) ORDER BY seq"
+                rows = self.db.execute(q, part)
+            else:
+                q = (f"SELECT r.key, r.conversation FROM records r JOIN conversations c ON c.id = r.conversation "
+                     f"WHERE r.key IN ({marks}) AND c.runtime = ? ORDER BY r.seq")
+                rows = self.db.execute(q, (*part, runtime))
+            for key, conv in rows:
+                out.setdefault(key, conv)
+        return out
 
     def bind_session(self, session: str, conversation: str | None, runtime: str) -> str:
         """Map a runtime session to a conversation: an existing one it continues, or a new one."""

@@ -1,0 +1,86 @@
+"""How a store is written (issue 16): a new store's first collect writes its pages once (16 KiB
+pages, a rollback journal), every later one goes through WAL; the promises hold either way: a
+second writer is told the store is busy, readers read what was committed, and two collects
+started at once on a new store leave what one collect leaves."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from asz_core.collect import collect
+from asz_core.errors import StoreError
+from asz_core.registry import Registry
+from asz_core.store import PAGE_SIZE, Store
+
+from .helpers import ASZ_MAIN, MATCH, asz_env, fingerprint
+
+pytestmark = pytest.mark.usefixtures("corpus")
+
+
+def _mode(db: Path) -> tuple[str, int]:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("PRAGMA journal_mode").fetchone()[0], con.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_a_new_store_is_written_once_then_goes_through_wal(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "home")
+    assert not store.wal and _mode(store.path) == ("delete", PAGE_SIZE)
+    collect([MATCH], store, Registry())
+    assert store.wal and _mode(store.path) == ("wal", PAGE_SIZE)
+    store.close()
+    again = Store.open(tmp_path / "home")
+    assert again.wal
+    again.close()
+
+
+def test_a_store_of_an_earlier_asz_keeps_its_pages_and_wal(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    con = sqlite3.connect(home / "asz.db")
+    con.execute("PRAGMA journal_mode=WAL")
+    con.close()
+    store = Store.open(home)
+    assert store.wal and _mode(store.path) == ("wal", 4096)
+    store.close()
+
+
+def test_while_a_new_store_is_first_written_a_second_writer_is_told_it_is_busy(tmp_path: Path) -> None:
+    one = Store.open(tmp_path)
+    with one.writing() as w:
+        w.bind_session("s", None, "claudecode")
+        with pytest.raises(StoreError, match="is busy .*another asz is writing"):
+            two = Store(one.path)
+            two.db.execute("PRAGMA busy_timeout = 50")
+            with two.writing():
+                pass
+    reader = Store(one.path)  # what was committed, read
+    assert [c.id for c in reader.conversations()] == ["s"]
+
+
+def test_two_collects_started_at_once_on_a_new_store(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(MATCH, project)
+    reference = tmp_path / "reference"
+    ref = Store.open(reference)
+    collect([project], ref, Registry())
+    ref.close()
+    home = tmp_path / "home"
+    procs = [subprocess.Popen([sys.executable, "-c", ASZ_MAIN, "collect", str(project), "--json"], env=asz_env(home),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+    for code, out, err in results:
+        assert "Traceback" not in err, err
+        assert code == 0 or "is busy" in err, err
+    assert any(code == 0 and json.loads(out)["records_published"] > 1000 for code, out, _ in results)
+    assert fingerprint(home / "asz.db") == fingerprint(reference / "asz.db")
+    assert _mode(home / "asz.db")[0] == "wal"
