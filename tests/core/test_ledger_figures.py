@@ -96,6 +96,26 @@ def test_the_summaries_computed_kept_and_read_back_give_the_same_figures(store: 
     assert _summary_figures(store, cache=True) == want  # read back
 
 
+def test_summaries_split_with_a_forked_child_give_the_same_figures(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from asz_core import ledger, workers
+
+    if not workers.can_fork():
+        pytest.skip("no fork here (or one CPU): the summaries are computed in one process")
+    monkeypatch.setattr(ledger, "PARALLEL_RECORDS", 0)
+    pids: set[int] = set()
+    real = ledger.summarize
+
+    def noting(led: Any) -> Any:
+        pids.add(os.getpid())
+        return real(led)
+
+    monkeypatch.setattr(ledger, "summarize", noting)
+    want = {k: {"total": v["total"], "model": v["model"], "day": v["day"]} for k, v in orjson.loads(GOLDEN.read_bytes()).items()}
+    assert _summary_figures(store, cache=False) == want
+    assert pids == {os.getpid()}  # the parent did its half; the child's half came back through the pipe
+    assert len(ledger.summaries(store=store, cache=False)[0]) == len(want)
+
+
 if __name__ == "__main__":
     if "--write" not in sys.argv:
         raise SystemExit(__doc__)

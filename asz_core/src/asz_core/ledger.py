@@ -34,6 +34,7 @@ from attrs import define, field, frozen
 
 from .assembly import LOOSE, UNATTRIBUTED, Conversation, stream_roots
 from .gcpause import no_gc
+from .workers import in_two
 from .pricing import CallPrice, PriceFile, Prices
 from .records import USAGE_TYPES, Usage
 
@@ -450,6 +451,9 @@ def summarize(led: Ledger) -> Summary:
 
 CACHE_VERSION = 1
 
+PARALLEL_RECORDS = 20_000
+"""Records to assemble past which the ledger's summaries are split with a forked child."""
+
 
 def summaries(*, prices: str | None = None, store: object | None = None, cache: bool = True) -> tuple[list[Summary], PriceFile]:
     """Every collected conversation's summary at its newest round, and the price file. A summary
@@ -470,21 +474,33 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
     code = _code_digest()
     kept = _read_cache(cache_file, code) if cache and sha else {"entries": {}, "prices": {}}
     book: Prices | None = None
-    out: list[Summary] = []
-    fresh = False
-    for row in conversations(st):
-        if row.head is None:
-            continue
-        key = f"{sha}|{row.id}|{row.head.head}"
-        got = kept["entries"].get(key)
-        summary = _summary_load(got) if got else None
-        if summary is None:
-            book = book or load_prices(prices)
-            with no_gc():
-                summary = summarize(build(load_assembled(st, row.id, row.head, keep=False), book))
-            kept["entries"][key] = _summary_dump(summary)
-            fresh = True
-        out.append(summary)
+    rows = [row for row in conversations(st) if row.head is not None]
+    keys = [f"{sha}|{row.id}|{row.head.head}" for row in rows]  # type: ignore[union-attr]
+    found = {k: s for k in keys if (got := kept["entries"].get(k)) and (s := _summary_load(got)) is not None}
+    todo = [row for row, k in zip(rows, keys) if k not in found]
+    if todo:
+        book = load_prices(prices)
+
+        def job(row: Any, on: Any = st) -> dict[str, Any]:
+            return _summary_dump(summarize(build(load_assembled(on, row.id, row.head, keep=False), book)))
+
+        def in_child() -> Callable[[Any], dict[str, Any]]:
+            on = st.reader()
+            return lambda row: job(row, on)
+
+        # Each conversation on its own, so the work splits: half of it in a forked child when
+        # there is enough of it (a summary is a few KiB of figures to send back).
+        with no_gc():
+            if sum(r.head.records for r in todo) < PARALLEL_RECORDS:
+                dumps = [job(row) for row in todo]
+            else:
+                dumps = in_two(todo, lambda r: r.head.records, job, in_child)
+        for row, d in zip(todo, dumps):
+            key = f"{sha}|{row.id}|{row.head.head}"
+            kept["entries"][key] = d
+            found[key] = _summary_load(d)  # type: ignore[assignment]
+    fresh = bool(todo)
+    out: list[Summary] = [found[k] for k in keys]
     meta = kept["prices"].get(sha)
     if book is None and meta is None:
         book = load_prices(prices)

@@ -139,6 +139,14 @@ class Store:
             raise StoreError(f"{path} has store schema {row[0]}; this asz reads {SCHEMA_VERSION} "
                              "(move it aside and collect again: the store is built from the transcripts)")
 
+    def reader(self) -> Store:
+        """Another connection to this store, to read with (a forked child's: a connection is
+        never used across a fork)."""
+        other = Store.__new__(Store)
+        other.path, other.wal = self.path, self.wal
+        other.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        return other
+
     def _to_wal(self) -> None:
         """WAL (readers never wait for a writer), once the store holds what its first collect wrote."""
         try:

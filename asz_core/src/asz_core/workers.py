@@ -1,0 +1,88 @@
+"""Work split between this process and one forked child, for a list of independent jobs whose
+answers are small (the ledger's summaries: a conversation assembled and priced in, a few KiB of
+figures out). The child sends its answers back as JSON through a pipe, so nothing big is pickled.
+
+Only where fork is safe and cheap (Linux, two CPUs or more, ``ASZ_JOBS`` not 1). A child that
+fails in any way is not trusted: its jobs are done again here, so the answers never depend on it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import orjson
+
+T = TypeVar("T")
+
+
+def can_fork() -> bool:
+    if not sys.platform.startswith("linux") or os.environ.get("ASZ_JOBS") == "1":
+        return False
+    try:
+        return len(os.sched_getaffinity(0)) >= 2
+    except (AttributeError, OSError):
+        return (os.cpu_count() or 1) >= 2
+
+
+def split(items: Sequence[T], weight: Callable[[T], int]) -> tuple[list[int], list[int]]:
+    """Indexes of ``items`` in two groups of about equal weight (heaviest first, each to the lighter group)."""
+    groups: tuple[list[int], list[int]] = ([], [])
+    sums = [0, 0]
+    for i in sorted(range(len(items)), key=lambda i: -weight(items[i])):
+        g = 0 if sums[0] <= sums[1] else 1
+        groups[g].append(i)
+        sums[g] += weight(items[i])
+    return sorted(groups[0]), sorted(groups[1])
+
+
+def in_two(items: Sequence[T], weight: Callable[[T], int], job: Callable[[T], Any],
+           child_setup: Callable[[], Callable[[T], Any]] | None = None) -> list[Any]:
+    """``[job(x) for x in items]``, half of them (by weight) in a forked child when that pays.
+
+    ``job``'s answers must be JSON-able (orjson). ``child_setup``, when given, runs first in the
+    child and returns the job it runs there (e.g. the same work over its own database
+    connection: a connection is never used across a fork)."""
+    if len(items) < 2 or not can_fork():
+        return [job(x) for x in items]
+    mine, theirs = split(items, weight)
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return [job(x) for x in items]
+    if pid == 0:  # the child: its answers, then gone without running anything of the parent's
+        code = 1
+        try:
+            os.close(r)
+            run = child_setup() if child_setup else job
+            data = orjson.dumps([run(items[i]) for i in theirs])
+            with os.fdopen(w, "wb") as f:
+                f.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    answers: dict[int, Any] = {}
+    try:
+        for i in mine:
+            answers[i] = job(items[i])
+    finally:
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 0:
+        try:
+            got = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            got = None
+        if isinstance(got, list) and len(got) == len(theirs):
+            answers.update(zip(theirs, got))
+    for i in theirs:
+        if i not in answers:  # the child failed: done here
+            answers[i] = job(items[i])
+    return [answers[i] for i in range(len(items))]
