@@ -1,7 +1,7 @@
 """No figure of the ledger changes when collect and the ledger are made faster (issue 16): every
 conversation of the corpus (all four runtimes), each of its cuts (talk, stream, model, day) and
 the totals of all, against ledger_figures.json, written by the code before that work (commit
-7c9d9c7). The figures are the tallies (calls, tokens, unknown counts, money and its parts,
+7c9d9c7, and the same at dc14df1). The figures are the tallies (calls, tokens, unknown counts, money and its parts,
 unpriced calls), not the JSON's layout; the ledger of all (each conversation's summary, computed
 or kept) gives the same as each conversation's own.
 
