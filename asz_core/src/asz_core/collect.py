@@ -354,7 +354,7 @@ class _Binder:
     def add(self, e: Entry, runtime: str) -> int:
         held = self.held.get(e.session)
         if held is None:
-            conv = self.w.conversation_of_session(e.session)
+            conv = self.w.conversation_of_session(e.session)  # a dict look-up once the session is known
             if conv is not None:
                 return self.put(conv, e)
             held = self.held[e.session] = []

@@ -99,11 +99,56 @@ def default_price_file() -> Path:
     return found[-1]
 
 
+def _import_genai_prices() -> None:
+    """The modules of genai-prices a ledger uses (its types, units and arithmetic), without the
+    package's own import-time work: its ``__init__`` also loads its HTTP client for auto-updates,
+    which asz never uses (the data is the price file's). The package stands in ``sys.modules`` as
+    an empty module until something asks it for a name (``asz prices update``: its version and
+    data); then its ``__init__`` runs, over the modules already imported."""
+    import importlib
+    import importlib.util
+    import sys
+
+    if "genai_prices" in sys.modules:
+        return
+    spec = importlib.util.find_spec("genai_prices")
+    if spec is None or spec.loader is None or not spec.submodule_search_locations:
+        return  # not installed: the import that follows says so
+    import types
+
+    package = types.ModuleType("genai_prices")
+    package.__path__ = list(spec.submodule_search_locations)
+    package.__spec__, package.__file__ = spec, spec.origin
+
+    def whole(name: str) -> Any:
+        if name.startswith("__") and name != "__version__":
+            raise AttributeError(name)
+        sub = f"genai_prices.{name}"
+        if sub in sys.modules or importlib.util.find_spec(sub) is not None:
+            return importlib.import_module(sub)  # a module of it (``from . import types``)
+        del package.__getattr__  # type: ignore[attr-defined]
+        spec.loader.exec_module(package)  # type: ignore[union-attr]
+        return getattr(package, name)
+
+    package.__getattr__ = whole  # type: ignore[attr-defined]
+    sys.modules["genai_prices"] = package
+    try:
+        import genai_prices.data_snapshot  # noqa: F401
+        import genai_prices.decompose  # noqa: F401
+        import genai_prices.types  # noqa: F401
+        import genai_prices.units  # noqa: F401
+        import genai_prices.validation  # noqa: F401
+    except BaseException:
+        del sys.modules["genai_prices"]
+        raise
+
+
 class Prices:
     """A loaded price file. Providers are validated only when a call needs them, so a ledger
     pays for the few providers its calls ran on, not the whole catalogue."""
 
     def __init__(self, raw_providers: list[dict[str, Any]], file: PriceFile) -> None:
+        _import_genai_prices()
         from genai_prices.types import _providers_from_raw
 
         self.file = file

@@ -366,8 +366,8 @@ class Writer:
         field of the wrong type), so the caller may go on with others."""
         _check(entry)
         events = _dump_events(entry.events)
-        rnd = self._round(conversation)
-        digest = hashlib.sha256(entry.raw).digest()
+        rnd = self._open.get(conversation) or self._round(conversation)
+        digest = _sha256(entry.raw).digest()
         have = rnd.known.get(entry.key)
         if have is None and rnd.number == 1:
             have = (0, b"")  # a new conversation holds nothing yet: no need to ask
@@ -388,10 +388,11 @@ class Writer:
         self._rows.append((conversation, entry.key, version, rnd.number, digest, entry.stream, entry.kind, entry.file,
                            entry.line, entry.ts, entry.raw, events))
         for ev in entry.events:
-            cid = ev.get("id") if isinstance(ev, dict) else None
-            if isinstance(cid, str) and ev.get("e") == "call" and ev.get("global") is True and cid not in rnd.calls:
-                rnd.calls.add(cid)
-                self._calls.append((cid, conversation))
+            if type(ev) is dict and ev.get("global") is True and ev.get("e") == "call":
+                cid = ev.get("id")
+                if isinstance(cid, str) and cid not in rnd.calls:
+                    rnd.calls.add(cid)
+                    self._calls.append((cid, conversation))
         if len(self._rows) >= _BATCH:
             self._flush()
         rnd.hash.update(digest)
@@ -458,9 +459,12 @@ def _check(e: Entry) -> None:
         raise RecordError(f"an entry of the wrong shape (key {e.key!r}, session {e.session!r}, line {e.line!r}); not stored")
 
 
+_sha256 = hashlib.sha256
+
+
 def _dump_events(events: tuple[dict[str, Any], ...]) -> bytes:
     try:
-        return orjson.dumps(list(events))
+        return orjson.dumps(events)
     except TypeError:
         # An integer outside 64 bits (a count no runtime wrote) is unknown: stored as null.
         return orjson.dumps(_in_range(list(events)))
