@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
 from attrs import define, field, frozen
 
 
@@ -95,10 +94,9 @@ class Usage:
     def from_event(cls, d: dict[str, Any] | None, *, output_known: bool = True) -> Usage:
         if not d:
             return cls()
-        vals = {k: count(d.get(k)) for k in attrs.fields_dict(cls)}
-        if not output_known:
-            vals["output"] = None
-        return cls(**vals)
+        g = d.get
+        return cls(count(g("input")), count(g("output")) if output_known else None, count(g("cache_read")),
+                   count(g("cache_write")), count(g("cache_write_5m")), count(g("cache_write_1h")))
 
 
 MAX_COUNT = 10**12
