@@ -50,37 +50,37 @@ def make_plugin_manager(*, autoload: bool | None = None) -> pluggy.PluginManager
 
 def _load_entry_points(pm: pluggy.PluginManager) -> None:
     """Load each entry point on its own, so one broken plugin is a warning, not a crash."""
-    from importlib.metadata import distributions
+    from importlib.metadata import entry_points
 
     seen: dict[str, tuple[str, str]] = {}  # entry-point name -> (distribution, value)
-    for dist in distributions():
-        dname = dist.metadata["Name"]
-        for ep in dist.entry_points:
-            if ep.group != hookspecs.PROJECT:
-                continue
-            if ep.name in seen:
-                other, value = seen[ep.name]
-                if _canonical(other) == _canonical(dname):
-                    continue  # one distribution found twice on sys.path: the first one wins, as for imports
-                raise DuplicatePlugin(
-                    f"two distributions register the asz plugin {ep.name!r}: {other} ({value}) and "
-                    f"{dname} ({ep.value}); uninstall one of them"
-                )
-            seen[ep.name] = (dname, ep.value)
-            if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
-                continue
-            try:
-                plugin = ep.load()
-                pm.register(plugin, name=ep.name)
-            except Exception as exc:  # a broken third-party plugin must not stop asz
-                if pm.get_plugin(ep.name) is not None:
-                    pm.unregister(name=ep.name)  # registered halfway before a hook failed validation
-                message = f"{type(exc).__name__}: {exc}"
-                failures_of(pm)[ep.name] = message
-                warnings.warn(f"asz plugin {ep.name!r} ({ep.value}, distribution {dname}) failed to load: {message}",
-                              stacklevel=3)
-                continue
-            distributions_of(pm)[ep.name] = (dname, dist.version)
+    # Only the entry points of group ``asz``: no other distribution's metadata is parsed (a
+    # distribution found twice on sys.path is listed once, the first, as imports take it).
+    for ep in entry_points(group=hookspecs.PROJECT):
+        dist = ep.dist
+        dname = dist.metadata["Name"] if dist is not None else ep.module
+        if ep.name in seen:
+            other, value = seen[ep.name]
+            if _canonical(other) == _canonical(dname):
+                continue  # one distribution found twice on sys.path: the first one wins, as for imports
+            raise DuplicatePlugin(
+                f"two distributions register the asz plugin {ep.name!r}: {other} ({value}) and "
+                f"{dname} ({ep.value}); uninstall one of them"
+            )
+        seen[ep.name] = (dname, ep.value)
+        if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
+            continue
+        try:
+            plugin = ep.load()
+            pm.register(plugin, name=ep.name)
+        except Exception as exc:  # a broken third-party plugin must not stop asz
+            if pm.get_plugin(ep.name) is not None:
+                pm.unregister(name=ep.name)  # registered halfway before a hook failed validation
+            message = f"{type(exc).__name__}: {exc}"
+            failures_of(pm)[ep.name] = message
+            warnings.warn(f"asz plugin {ep.name!r} ({ep.value}, distribution {dname}) failed to load: {message}",
+                          stacklevel=3)
+            continue
+        distributions_of(pm)[ep.name] = (dname, dist.version if dist is not None else "")
 
 
 def _canonical(name: str) -> str:
