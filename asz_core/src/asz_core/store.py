@@ -292,6 +292,9 @@ _INSERT_RECORD = ("INSERT INTO records(conversation, key, version, round, digest
                   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)")
 _INSERT_CALL = "INSERT OR IGNORE INTO calls(call, conversation) VALUES(?, ?)"
 _BATCH = 512
+_BATCH_BYTES = 256 * 1024
+"""Records are written 512 at a time, or sooner once they hold this many bytes (a batch of big
+records is memory the collect does not need to hold)."""
 
 
 class Writer:
@@ -302,6 +305,7 @@ class Writer:
         self._open: dict[str, _OpenRound] = {}
         self._sessions: dict[str, str] = {}
         self._rows: list[tuple[Any, ...]] = []  # records written in batches (executemany)
+        self._bytes = 0
         self._calls: list[tuple[str, str]] = []  # first landings of global call ids, in landing order
         self.notes: list[Problem] = []
         """Records written twice in one file with other content (``Entry.repeat``): what was
@@ -312,6 +316,7 @@ class Writer:
         if self._rows:
             self.db.executemany(_INSERT_RECORD, self._rows)
             self._rows.clear()
+            self._bytes = 0
         if self._calls:
             # In landing order, so the calls table's rowid says which conversation landed a call first.
             self.db.executemany(_INSERT_CALL, self._calls)
@@ -393,7 +398,8 @@ class Writer:
                 if isinstance(cid, str) and cid not in rnd.calls:
                     rnd.calls.add(cid)
                     self._calls.append((cid, conversation))
-        if len(self._rows) >= _BATCH:
+        self._bytes += len(entry.raw) + len(events)
+        if len(self._rows) >= _BATCH or self._bytes >= _BATCH_BYTES:
             self._flush()
         rnd.hash.update(digest)
         rnd.count += 1
