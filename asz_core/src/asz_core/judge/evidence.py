@@ -29,6 +29,13 @@ The API, in one place::
     ev.before                   # step ids of the talks before the window (and their sub-tasks)
     ev.excerpt("s40", text)     # Excerpt: is ``text`` in the step word for word (its record read whole)?
     ev.order(c)                 # its place in landing order (``seq``); None for what is no step
+    ev.starting_step("a2")      # the one step that started a sub-task (None: unattributed)
+    ev.giver("a2")              # the stream of the agent that gave it its task (m, or the sub-agent above)
+    ev.own_result(c, "a2")      # a result of the sub-task's own stream: what its outcome and report rest on
+    ev.asker_later(c, "a2")     # a later step of the giving agent: what shows the report used
+    ev.report_back("a2")        # where its report came back (a notice, or the foreground result), or None
+    ev.after_report(c, "a2")    # a later step of the giving agent after the report came back
+    ev.shows_task_wrong(c, "a2")  # a tool result, an error, the person's words, or another agent call of the giver
 
 What a cited id shows (``Cite.shows``):
 
@@ -77,6 +84,8 @@ AGENT_WORDS = frozenset({"reply", "subagent_reply", "report", "model_call", "sum
 NOTHING = frozenset({"no_result", "agent_input", "not_person", "notice", "talk", "stream", "unknown"})
 WORK_KINDS = frozenset({"model_call", "tool", "agent_call", "reply", "summary"})
 """Step kinds that are an agent's work (an input or a runtime notice is not)."""
+ASKER_WORK = frozenset({"model_call", "tool", "agent_call", "reply"})
+"""Steps of the agent that gave a task that can show it used the report (a summary is context)."""
 
 EXCERPT_BYTES = 300
 """An observation's excerpt is cut to its first 300 bytes."""
@@ -339,6 +348,79 @@ class Evidence:
         """A step that is an agent's work (a model call, a tool or agent call, a reply, a summary)."""
         return c.step is not None and self.conv.step(c.step).kind in WORK_KINDS
 
+    # --- sub-tasks (spec: "Sub-tasks") ----------------------------------------------------------
+
+    def starting_step(self, stream: str) -> Step | None:
+        """The one step that started ``stream``; None when no single step can be shown to have."""
+        st = self.conv.stream(stream)
+        if st.unattributed is not None or len(st.started_by) != 1:
+            return None
+        return self.conv.step(st.started_by[0])
+
+    def giver(self, stream: str) -> str | None:
+        """The stream of the agent that gave ``stream`` its task: ``m`` for a sub-task a main talk
+        started, the sub-agent above it for a nested one; None when unattributed."""
+        s = self.starting_step(stream)
+        return s.stream if s is not None else None
+
+    def own_result(self, c: Cite, stream: str) -> bool:
+        """What an outcome or a report of ``stream`` rests on: a step of its own stream whose
+        result came back (a tool step that returned or failed, an API error, an interrupt).
+        Its report back (the result of the step that started it), its messages and replies,
+        and a nested sub-task's steps are not its own results."""
+        return self.observed(c) and c.stream == stream
+
+    def _after(self, c: Cite, pos: int) -> bool:
+        return c.seq is not None and c.seq > pos
+
+    def asker_later(self, c: Cite, stream: str) -> bool:
+        """A later step of the agent that gave ``stream`` its task, which is what shows whether
+        the report was used: its own model call, tool or agent call or reply, in its stream,
+        after the step that started the sub-task ended. Never an input, a runtime notice, a
+        summary, or context the sub-task was sent."""
+        start = self.starting_step(stream)
+        if start is None or c.step is None or c.stream != start.stream or c.step == start.id:
+            return False
+        return self.conv.step(c.step).kind in ASKER_WORK and self._after(c, start.records[-1])
+
+    def report_back(self, stream: str) -> tuple[str, int] | None:
+        """Where ``stream``'s report came back: (the step, its place in landing order). The
+        earliest runtime notice that it ended; or, for one that ran in the foreground, the
+        result of the call that started it, which the record marks as its own (a background
+        launch's acknowledgement is not a report). None when neither shows it: then no work is
+        charged to its report. Order is landing order, never time."""
+        found: list[tuple[int, str]] = []
+        for s in self.conv.steps:
+            if s.kind == "notice" and s.ended == stream and s.id in self.w.steps:
+                found.append((s.seq, s.id))
+                break
+        start = self.starting_step(stream)
+        if (start is not None and start.kind == "agent_call" and not start.launch and start.status in ("returned", "failed")
+                and start.id in self.w.steps):
+            found.append((start.records[-1], start.id))
+        if not found:
+            return None
+        pos, sid = min(found)
+        return sid, pos
+
+    def after_report(self, c: Cite, stream: str) -> bool:
+        """A later step of the agent that gave the task (:meth:`asker_later`) made after the
+        report came back: in the talk it came back to a later step, in another talk one that
+        landed after it."""
+        back = self.report_back(stream)
+        return back is not None and self.asker_later(c, stream) and self._after(c, back[1])
+
+    def shows_task_wrong(self, c: Cite, stream: str) -> bool:
+        """What shows the task given to ``stream`` wrong besides the agent's words: a tool result,
+        an error, an interrupt, the person's words, or another agent call of the agent that
+        gave the task (giving it again, or correcting it). The agent saying in a message that
+        the task was wrong is its own account, and shows nothing."""
+        if self.observed(c) or self.person(c):
+            return True
+        start = self.starting_step(stream)
+        return (start is not None and c.step is not None and c.step != start.id and c.stream == start.stream
+                and self.conv.step(c.step).kind == "agent_call")
+
     # --- observations -----------------------------------------------------------------------------
 
     def excerpt(self, sid: str, text: str) -> Excerpt:
@@ -391,5 +473,5 @@ def for_run(window: Window, store: Any, targets: Sequence[Any] = (), inputs: Seq
     return Evidence(window, targets, inputs, raw)
 
 
-__all__ = ["Evidence", "Cite", "Excerpt", "for_run", "fold", "cut_bytes", "SETTING", "OBSERVED",
+__all__ = ["Evidence", "Cite", "Excerpt", "for_run", "fold", "cut_bytes", "SETTING", "OBSERVED", "ASKER_WORK",
            "TOOL_RESULTS", "AGENT_WORDS", "NOTHING", "WORK_KINDS", "EXCERPT_BYTES"]
