@@ -121,7 +121,8 @@ def test_progress_and_the_run_end(corpus_store: Any, tmp_path: Path) -> None:
     cid = cid_with(corpus_store, 1)
     lines: list[str] = []
     e = entry(plain_answer(inputs_of(corpus_store, cid)), pause=0.35)
-    res, stage = judge(corpus_store, tmp_path, cid, [e], settings={"judge.progress": 0.1}, progress=lines.append)
+    res, stage = judge(corpus_store, tmp_path, cid, [e], settings={"judge.progress": 0.1}, progress=lines.append,
+                       stages=("targets",))
     running = [x for x in lines if "running" in x]
     assert running and running[0].startswith("targets: 0 calls ended, 1 running (reading ")
     assert "tokens" in running[0] and "per minute" in running[0]

@@ -79,7 +79,11 @@ def test_a_failed_stage_exits_3_after_the_run_is_written(conv_store: Any, tmp_pa
     assert (run / "close.json").is_file() and (run / "report.html").is_file()
     assert json.loads((run / "stages/targets.json").read_text())["status"] == "failed"
     # A run whose stages all ran: exit 0.
-    ok = asz(home, "judge", SESSION, "--evaluator", f"scripted:{_script(tmp_path)}", "--json")
+    every = tmp_path / "every-stage.json"  # answers for every stage built, each empty but readable
+    every.write_text(json.dumps({"calls": [*json.loads(_script(tmp_path).read_text())["calls"],
+                                           {"stage": "subtasks", "answer": {"decisions": []}},
+                                           {"stage": "efficiency", "answer": {"talks": []}}]}))
+    ok = asz(home, "judge", SESSION, "--evaluator", f"scripted:{every}", "--json")
     assert ok.returncode == 0, ok.stderr
 
 

@@ -184,6 +184,22 @@ class Navigator:
         self._pages("operations", self._operation_rows, "operations")
         self._index()
 
+    def rows(self, tool: str) -> list[dict[str, Any]]:
+        """The rows of ``talks`` or ``subtasks`` as those tools list them (for a stage's prompt,
+        which gives its evaluator the rows it answers for as the tools show them). Not counted."""
+        fn = {"talks": self._talk_rows, "subtasks": self._subtask_rows}[tool]
+        key = ("rows", tool)
+        if key not in self._cache:
+            self._cache[key] = {r["id"]: r for r in fn()}
+        return list(self._cache[key].values())
+
+    def outline_bytes(self, talk: str) -> int:
+        """Bytes of reading one talk's outline whole with the ``talk`` tool, every page (what a
+        call that labels it needs of its budget to open it). Not counted."""
+        first = self._talk(id=talk, page=1)
+        return sum(len(self._envelope("talk", first if p == 1 else self._talk(id=talk, page=p)))
+                   for p in range(1, first["pages"] + 1))
+
     # --- the envelope, budget and log ---------------------------------------------------------
 
     @property
@@ -733,7 +749,7 @@ class Navigator:
             found: dict[str, Any] = {}
             for d in doc.get("subtasks", []) if isinstance(doc, dict) else []:
                 if isinstance(d, dict) and isinstance(d.get("stream") or d.get("id"), str):
-                    found[d.get("stream") or d.get("id")] = d
+                    found[d.get("stream") or d.get("id")] = _decision_row(d)
             self._cache["decisions"] = found
         return self._cache["decisions"]
 
@@ -770,6 +786,20 @@ class Navigator:
         if not p.is_relative_to(self.run_dir) or not p.is_file():  # type: ignore[arg-type]
             raise NavError(f"source {id} has no saved text")
         return self._slice(p.read_bytes(), offset, {"source": id})
+
+
+def _decision_row(d: dict[str, Any]) -> dict[str, Any]:
+    """What a sub-task row says of the sub-task stage's decision: the values kept, and the steps
+    misled work and the label rest on."""
+    def value(k: str) -> Any:
+        v = d.get(k)
+        return v.get("value") if isinstance(v, dict) else v
+
+    lab = d.get("label") if isinstance(d.get("label"), dict) else {}
+    out = {"judged": d.get("judged"), "outcome": value("outcome"), "report": value("report"), "used": value("used"),
+           "dispatch": value("dispatch"), "misled": d.get("misled"), "charge": d.get("charge"),
+           "label": lab.get("label"), "label_step": lab.get("step"), "why": lab.get("why")}
+    return {k: v for k, v in out.items() if v is not None}
 
 
 # --- plain functions, one per tool -------------------------------------------------------------

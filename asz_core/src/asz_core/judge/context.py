@@ -198,12 +198,17 @@ class Run:
         return Navigator(self.window, self.store, budget=budget, run_dir=run_dir or self.path, prices=self.prices,
                          adapter=self.adapter, log=jsonl_sink(log))
 
-    def card(self) -> str:
-        """The card as the tool answers it, for the prompt (read once, counted against no call)."""
+    def reader(self) -> Any:
+        """A navigator no call's budget counts and no log keeps: what a stage reads to build its
+        prompts (the card, the rows it answers for, the outlines its calls are cut by). A new one
+        each time: it reads the stage files written so far."""
         from ..navigation import Navigator
 
-        nav = Navigator(self.window, self.store, budget=10**12, run_dir=self.path, prices=self.prices, adapter=self.adapter)
-        card = orjson.loads(nav.call("card"))
+        return Navigator(self.window, self.store, budget=10**12, run_dir=self.path, prices=self.prices, adapter=self.adapter)
+
+    def card(self) -> str:
+        """The card as the tool answers it, for the prompt (read once, counted against no call)."""
+        card = orjson.loads(self.reader().call("card"))
         card.pop("budget_left", None)  # the call's own budget is stated in the prompt
         card.pop("tool", None)
         return orjson.dumps(card).decode()

@@ -297,6 +297,168 @@ class TargetsHeader:
     """Inputs of calls that never ended (a failed stage)."""
 
 
+# --- work labels (sub-tasks and efficiency) --------------------------------------------------------
+
+NOT_AVOIDABLE = ("productive", "necessary_exploration", "changed_requirement")
+AVOIDABLE = ("repeated_failure", "avoidable_error", "redundant_work", "unrequested_work", "misdirected_delegation",
+             "redundant_delegation", "misled_by_subtask")
+LABELS = (*NOT_AVOIDABLE, *AVOIDABLE)
+"""One definition of the work labels for both stages (decisions.md section 8); no label is
+``not_reviewed``."""
+NOT_REVIEWED = "not_reviewed"
+CAUSES = ("main_agent", "subtask", "unknown")
+"""Who caused avoidable work: the main agent, a sub-task, or unknown (the record does not show)."""
+OUTCOMES = ("completed", "failed", "partial", "unknown")
+REPORTS = ("accurate", "inaccurate", "unknown")
+USES = ("used", "unused", "unknown")
+DISPATCHES = ("right", "misdirected", "redundant", "unknown")
+
+
+@frozen
+class Decision:
+    """One decision of a sub-task with the citations that hold it."""
+
+    value: str
+    cites: tuple[str, ...] = ()
+    """The steps it cites that show it (only those kept)."""
+    reason: str | None = None
+    """asz's reason, when asz changed the value (``given`` is what the evaluator said)."""
+    given: str | None = None
+
+
+@frozen
+class WorkLabel:
+    """A label of some work (decisions.md section 8), with the step read to decide it and, for an
+    avoidable label, the step that shows why."""
+
+    label: str
+    """A label, or ``not_reviewed``."""
+    step: str | None = None
+    why: str | None = None
+    cause: str | None = None
+    """For avoidable work: ``main_agent``, ``subtask`` or ``unknown``."""
+    reason: str | None = None
+    """asz's reason, when asz left the evaluator's label out or changed it (``given``)."""
+    given: str | None = None
+    note: str | None = None
+
+
+@frozen
+class SubtaskJudgment:
+    """One sub-task: a stream a step started (or one no single step can be shown to have
+    started), and the sub-task stage's decisions about it, each checked on its own."""
+
+    stream: str
+    kind: str
+    """child or helper."""
+    talks: tuple[str, ...]
+    root: str
+    """The main talk it rolls up to, ``loose`` or ``unattributed``."""
+    started_by: str | None
+    giver: str | None
+    """The stream of the agent that gave the task: ``m``, or the sub-agent above it."""
+    unattributed: str | None
+    targets: tuple[str, ...]
+    """The targets of the talk that started it, at its starting step (the cost cut)."""
+    judged: bool
+    """False when no decision covers it (its work is not reviewed)."""
+    call: int | None = None
+    decided_with: tuple[str, ...] = ()
+    """The other sub-tasks the same answer entry named (a shared decision, checked per sub-task)."""
+    report_step: str | None = None
+    """Its report: its own last reply."""
+    report_back: str | None = None
+    """Where its report came back: the notice that it ended, or its starting step (foreground)."""
+    outcome: Decision = Decision("unknown")
+    report: Decision = Decision("unknown")
+    used: Decision = Decision("unknown")
+    dispatch: Decision = Decision("unknown")
+    misled: str | None = None
+    """The giving agent's step that acted on its inaccurate report."""
+    misled_given: str | None = None
+    """What the evaluator said for misled, when asz did not keep it."""
+    misled_reason: str | None = None
+    charge: str | None = None
+    """Who misled work is charged to: ``subtask`` (its task was right), ``giver`` (its task was
+    misdirected or redundant) or ``unknown`` (the record does not show whether it was right)."""
+    label: WorkLabel = WorkLabel(NOT_REVIEWED)
+    calls: int = 0
+    """Its own model calls."""
+    note: str | None = None
+
+
+@frozen
+class SubtasksHeader:
+    subtasks: int
+    decided: int
+    """Sub-tasks a decision covers."""
+    not_reviewed: int
+    """Sub-tasks whose work is not reviewed (no decision, a label left out, or not_reviewed)."""
+    unattributed_subtasks: int
+    misleading: int
+    """Sub-tasks whose inaccurate report misled the agent that asked."""
+    never_judged: int = 0
+    """Sub-tasks of calls that failed twice."""
+
+
+@frozen
+class CallLabel:
+    """One model call's label, as the close prices it."""
+
+    step: str
+    label: str
+    cause: str | None = None
+
+
+@frozen
+class PartLabel:
+    """A talk, or a part of a talk from a step on, and its label."""
+
+    talk: str
+    start: str
+    """Its first step."""
+    end: str
+    """Its last step (of the talk's own stream)."""
+    label: WorkLabel
+    calls: tuple[str, ...]
+    """The model calls it holds: the call that asked for its first step on (a call that asked for
+    the first steps of several parts belongs to the first), with, when the run has no sub-task
+    stage, the calls of the sub-tasks whose starting step it holds."""
+
+
+@frozen
+class TalkLabels:
+    talk: str
+    judged: bool
+    """False when no answer labelled it (its work is not reviewed)."""
+    call: int | None
+    parts: tuple[PartLabel, ...]
+
+
+@frozen
+class Finding:
+    id: str
+    target: str
+    anchor: str
+    """The step where the problem happened."""
+    what: str
+    why: str | None
+    avoid: str | None
+    cites: tuple[str, ...]
+
+
+@frozen
+class EfficiencyHeader:
+    talks: int
+    labelled_talks: int
+    parts: int
+    parts_left_out: int
+    """Parts whose label asz left out (their cost not reviewed)."""
+    findings: int
+    never_labelled: int = 0
+    """Talks of calls that failed twice."""
+
+
 # --- files ----------------------------------------------------------------------------------------
 
 @frozen
@@ -319,10 +481,18 @@ class StageFile:
     evaluator: EvaluatorRef | None
     run: StageRun
     checks: tuple[Check, ...] = ()
-    header: TargetsHeader | None = None
+    header: TargetsHeader | SubtasksHeader | EfficiencyHeader | None = None
     goals: tuple[Goal, ...] = ()
     targets: tuple[Target, ...] = ()
     inputs: tuple[InputJudgment, ...] = ()
+    subtasks: tuple[SubtaskJudgment, ...] = ()
+    """The sub-task stage: one entry per sub-task, in landing order of its stream."""
+    talks: tuple[TalkLabels, ...] = ()
+    """The efficiency stage: one entry per talk of a target, in order."""
+    calls: tuple[CallLabel, ...] = ()
+    """The sub-task and efficiency stages: each model call the stage labels (close prices them);
+    a call no row labels is not reviewed."""
+    findings: tuple[Finding, ...] = ()
 
 
 @frozen

@@ -180,8 +180,18 @@ class Costing:
     for a call no target claims. Close and the report price any set of calls per target with
     :meth:`portion` (the part labelled avoidable, a round of rework), so every figure uses one cut."""
 
-    def __init__(self, record: TargetCosts, of_call: dict[str, tuple[str, ...]], calls: dict[str, CallCost]) -> None:
+    def __init__(self, record: TargetCosts, of_call: dict[str, tuple[str, ...]], calls: dict[str, CallCost],
+                 at: dict[str, tuple[str, ...]] | None = None, anchor: dict[str, str] | None = None) -> None:
         self.record, self.of_call, self.calls = record, of_call, calls
+        self.at = at or {}
+        """Each main-stream step of a judged talk -> the targets work at it goes to (``()``: none)."""
+        self.anchor = anchor or {}
+        """Each child stream a main talk alone started -> the main-stream step that began its chain."""
+
+    def targets_of_stream(self, stream: str) -> tuple[str, ...]:
+        """The targets a sub-task serves: those of the talk that started it, at its starting step."""
+        a = self.anchor.get(stream)
+        return self.at.get(a, ()) if a else ()
 
     def portion(self, target: str, steps: Iterable[str]) -> Portion:
         """The target's exact share of the calls ``steps`` (calls it has no share of add nothing)."""
@@ -235,6 +245,7 @@ def cost_per_target(window: Any, led: Ledger, targets: Sequence[Target], inputs:
     whole = dict.fromkeys(groups, 0)
     split = dict.fromkeys(groups, 0)
     of_call: dict[str, tuple[str, ...]] = {}
+    at: dict[str, tuple[str, ...]] = {}
     shared: list[SharedCall] = []
     unassigned: list[UnassignedCost] = []
     by_talk = {t.id: t for t in led.talks}
@@ -245,6 +256,7 @@ def cost_per_target(window: Any, led: Ledger, targets: Sequence[Target], inputs:
         if not claimants:
             tally = by_talk[kid].with_subagents if kid in by_talk else Tally()
             for sid in talk.steps:
+                at[sid] = ()
                 if sid in calls:
                     of_call[sid] = ()
                 for c in under.get(sid, ()):
@@ -256,6 +268,7 @@ def cost_per_target(window: Any, led: Ledger, targets: Sequence[Target], inputs:
         for sid in talk.steps:
             if sid in directs:
                 cur, cur_input = directs[sid], conv.step(sid).input
+            at[sid] = cur if cur is not None else claimants
             here = [calls[sid]] if sid in calls else []
             for c in (*here, *under.get(sid, ())):
                 to = cur if cur is not None else claimants
@@ -292,7 +305,7 @@ def cost_per_target(window: Any, led: Ledger, targets: Sequence[Target], inputs:
     total = Portion.sum([*(r.cost for r in rows), un_total])
     rec = TargetCosts(rows, tuple(unassigned), un_total, total, tuple(shared),
                       f"{led.prices.name} {led.prices.sha256}")
-    return Costing(rec, of_call, calls)
+    return Costing(rec, of_call, calls, at, anchor)
 
 
 def priced_work(window: Any, led: Ledger) -> Tally:

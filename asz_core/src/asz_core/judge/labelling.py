@@ -1,0 +1,130 @@
+"""What the sub-task and efficiency stages share: one check of a work label (decisions.md section 8),
+who avoidable work is charged to, and what each of their calls is given besides its rows (its
+own targets, the steps the achievement stage cited for them, bounded by judge.state_bytes).
+
+A label holds only as far as the record shows what it cites (spec: "Efficiency", "Sub-tasks"):
+it cites a step of the work it labels, the one read to decide it (a talk id is not a step), and a
+label other than the first three also cites the step that shows why. A label with no step of
+its work is left out, and its cost counts as not reviewed rather than reviewed or avoidable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
+
+import orjson
+
+from .evidence import Evidence
+from .judgment import AVOIDABLE, LABELS, NOT_REVIEWED, Check, WorkLabel
+
+LEFT_OUT = "left out"
+
+
+def check_label(raw: Any, own: Collection[str], ev: Evidence, where: str, checks: list[Check]) -> WorkLabel:
+    """The label an answer gave some work, kept only when it cites a step of that work (``own``:
+    the step ids of the work) and, when avoidable, a step the window shows for why. What does
+    not hold is left out (``not_reviewed``, with asz's reason), and a check says so."""
+    if not isinstance(raw, dict):
+        if raw is not None:
+            checks.append(Check("left_out", where, "a label that is not an object: not reviewed"))
+        return WorkLabel(NOT_REVIEWED)
+    lab, step, why, note = raw.get("label"), raw.get("step"), raw.get("why"), raw.get("note")
+    note = note.strip() if isinstance(note, str) and note.strip() else None
+    if lab == NOT_REVIEWED:
+        return WorkLabel(NOT_REVIEWED, note=note, reason="the evaluator could not read enough of it")
+    if lab not in LABELS:
+        return _left_out(where, checks, lab, f"{lab!r} is no label", note)
+    c = ev.cite(step) if step is not None else None
+    if c is None or c.step is None or c.step not in own:
+        said = "cites no step" if step is None else f"cites {step!r}, which is no step of the work it labels"
+        return _left_out(where, checks, lab, f"label {lab} {said}", note, step=step if isinstance(step, str) else None)
+    if lab in AVOIDABLE:
+        w = ev.cite(why) if why is not None else None
+        if w is None or w.step is None:
+            said = "gives no step that shows why" if why is None else f"gives {why!r} for why, which is no step of this window"
+            return _left_out(where, checks, lab, f"{lab} {said}", note, step=c.step)
+        return WorkLabel(lab, c.step, w.step, note=note)
+    return WorkLabel(lab, c.step, None, note=note)
+
+
+def _left_out(where: str, checks: list[Check], lab: Any, why: str, note: str | None, step: str | None = None) -> WorkLabel:
+    checks.append(Check("left_out", where, f"{why}: its cost is not reviewed"))
+    return WorkLabel(NOT_REVIEWED, step, None, reason=why, given=lab if isinstance(lab, str) else repr(lab), note=note)
+
+
+def demote(label: WorkLabel, where: str, why: str, checks: list[Check]) -> WorkLabel:
+    """A label asz cannot keep for a reason of the stage's own (a delegation label with no such
+    dispatch, misled work with no misleading sub-task): left out, not reviewed."""
+    checks.append(Check("left_out", where, f"{why}: its cost is not reviewed"))
+    return WorkLabel(NOT_REVIEWED, label.step, None, reason=why, given=label.label, note=label.note)
+
+
+def giver_cause(giver: str | None) -> str:
+    """Whose cost a giver's doing is: the main agent's for a sub-task a main talk started, a
+    sub-task's (the sub-agent above) for a nested one."""
+    return "main_agent" if giver == "m" else "subtask" if giver else "unknown"
+
+
+def misled_cause(charge: str | None, giver: str | None) -> str:
+    """Whose cost misled work is: the sub-task's when its task was right, the giver's when the
+    task was wrong, unknown when the record does not show whether it was right."""
+    if charge == "subtask":
+        return "subtask"
+    if charge == "giver":
+        return giver_cause(giver)
+    return "unknown"
+
+
+# --- what a call is given besides its rows ---------------------------------------------------------
+
+def read_stage(run: Any, stage: str) -> dict[str, Any] | None:
+    """A stage file the run has written (complete or partial), as JSON; None otherwise."""
+    p = run.path / "stages" / f"{stage}.json"
+    try:
+        d = orjson.loads(p.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return d if isinstance(d, dict) and d.get("status") in ("complete", "partial") else None
+
+
+def cited_by_achievement(run: Any) -> dict[str, list[str]]:
+    """Per target, the steps the achievement stage cited for it (empty when it has not run)."""
+    d = read_stage(run, "achievement") or {}
+    out: dict[str, list[str]] = {}
+    for r in d.get("achievement") or d.get("targets") or ():
+        if isinstance(r, dict) and isinstance(r.get("target") or r.get("id"), str):
+            cited = r.get("cited")
+            if isinstance(cited, list):
+                out[r.get("target") or r["id"]] = [x for x in cited if isinstance(x, str)]
+    return out
+
+
+def targets_text(catalogue: list[dict[str, Any]], mine: Iterable[str], limit: int,
+                 bounded: Callable[[list[dict[str, Any]], int], str]) -> str:
+    """The call's own targets, bounded as the targets stage bounds its catalogue."""
+    want = set(mine)
+    rows = [t for t in catalogue if t.get("id") in want]
+    return bounded(rows, limit) if rows else "(none: no target's talk holds this work)"
+
+
+def cited_text(cited: dict[str, list[str]], mine: Iterable[str], limit: int, ran: bool) -> str:
+    """The steps achievement cited for each of the call's targets, in at most ``limit`` bytes:
+    whole, else each target's first steps with a count of the rest."""
+    if not ran:
+        return "(the achievement stage has not run)"
+    rows = [{"target": t, "cited": cited.get(t, [])} for t in mine]
+    if not rows:
+        return "(none)"
+    whole = "\n".join(orjson.dumps(r).decode() for r in rows)
+    if len(whole.encode()) <= limit:
+        return whole
+    per = max(1, (limit // max(1, len(rows)) - 60) // 7)
+    short = [{"target": r["target"], "cited": r["cited"][:per], "more": max(0, len(r["cited"]) - per)} for r in rows]
+    text = "\n".join(orjson.dumps(r).decode() for r in short)
+    return text if len(text.encode()) <= limit else text.encode()[:limit].decode("utf-8", "ignore").rsplit("\n", 1)[0] + \
+        "\n… (more: the achievement stage's file names every step it cited)"
+
+
+__all__ = ["check_label", "demote", "giver_cause", "misled_cause", "read_stage", "cited_by_achievement", "targets_text",
+           "cited_text", "LEFT_OUT"]

@@ -1,0 +1,349 @@
+"""The sub-task stage: one decision per sub-task, each checked on its own (spec: "Sub-tasks";
+decisions.md section 7; docs/subtasks.md).
+
+Every stream a step started is a sub-task, followed through the starts relations as deep as
+they go (a sub-agent's sub-agent is a sub-task of its own), judged once whatever targets it
+serves; a stream no single step can be shown to have started stays apart, unattributed with
+its reason, and is still read and judged on its own (over the whole conversation). Calls run
+side by side, up to judge.concurrency at once, each cut so the outlines of its sub-tasks fit
+three quarters of its reading budget, merged in order.
+
+asz keeps a decision only as far as the record shows what it cites (asz_core.judge.evidence):
+
+* an outcome or a report holds only on a citation into the sub-task's own stream: a tool step
+  of its own and the result it returned (its report back and its own messages are claims);
+  its report is its own last reply;
+* used holds only on a later step of the agent that gave the task, in that agent's stream after
+  the starting step (never an input, a runtime notice or context it was sent);
+* a dispatch holds only citing the step that gave the task; misdirected or redundant also
+  with what shows it wrong besides the agent's words (a tool result, an error, the person's
+  words, another agent call of the same agent giving the task again);
+* misled holds only on a report found inaccurate and a later step of the giving agent made
+  after the report came back (the runtime's notice that it ended, or the foreground result);
+  that work is charged to the sub-task (its task was right), to the giver (its task was
+  wrong), or to neither (unknown);
+* a shared decision is written once per sub-task, each checked against its own steps, and a
+  nested sub-task is never covered by its parent's decision;
+* a decision with nothing valid behind it falls back to the value that claims nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import orjson
+
+from ..chunks import Item, plan_outlined
+from ..context import EvaluatorSpec, Meter, Run, StageCalls, now
+from ..evidence import Cite, Evidence, for_run as evidence_for
+from ..judgment import (AVOIDABLE, DISPATCHES, NOT_REVIEWED, OUTCOMES, REPORTS, USES, CallLabel, Check, Decision,
+                        StageFile, SubtaskJudgment, SubtasksHeader, WorkLabel)
+from ..kit import render
+from ..labelling import (check_label, cited_by_achievement, cited_text, demote, giver_cause, misled_cause, read_stage,
+                         targets_text)
+from ..target_cost import Costing, cost_per_target
+from .targets import bounded_catalogue
+
+STAGE = "subtasks"
+DELEGATION = {"misdirected": "misdirected_delegation", "redundant": "redundant_delegation"}
+
+
+def readable(answer: Any) -> str | None:
+    if not isinstance(answer, dict):
+        return "the answer is not a JSON object"
+    if not isinstance(answer.get("decisions"), list):
+        return "the answer has no decisions list"
+    return None
+
+
+# --- what the stage judges -----------------------------------------------------------------------
+
+def subtask_streams(run: Run) -> list[str]:
+    """The sub-tasks the window judges, in landing order of their streams: those its judged talks
+    started (as deep as they go), and, over the whole conversation, those loose work started and
+    those no single step can be shown to have started. Those of talks before the window are
+    context."""
+    w = run.window
+    judged = set(w.judged)
+    out = []
+    for st in w.conv.streams:
+        if st.id == "m" or st.id not in w.streams:
+            continue
+        root = w.roots.get(st.id)
+        if root in judged or (w.whole and root in ("loose", "unattributed")):
+            out.append(st.id)
+    return out
+
+
+def targets_stage(run: Run) -> tuple[list[dict[str, Any]], Any, Any]:
+    """The targets stage's catalogue (JSON) and its records, when it holds an answer."""
+    from ...convert import structure
+    from ..judgment import StageFile as SF
+
+    d = read_stage(run, "targets")
+    if d is None:
+        return [], (), ()
+    sf = structure(d, SF)
+    return list(d.get("targets") or []), sf.targets, sf.inputs
+
+
+def costing_of(run: Run, targets: Any, inputs: Any) -> Costing:
+    from ...ledger import build
+
+    return cost_per_target(run.window, build(run.window.conv, run.prices), targets, inputs)
+
+
+# --- one sub-task, checked on its own --------------------------------------------------------------
+
+class SubtaskCheck:
+    """The checks of one answer entry's decisions against one sub-task."""
+
+    def __init__(self, ev: Evidence, stream: str, checks: list[Check]) -> None:
+        self.ev, self.a, self.checks = ev, stream, checks
+        self.start = ev.starting_step(stream)
+        steps = [s for s in ev.conv.steps if s.stream == stream and s.id in ev.w.steps]
+        self.own = {s.id for s in steps}
+        reply = next((s for s in reversed(steps) if s.kind == "reply"), None)
+        self.report_step = reply.id if reply else None
+
+    def _cites(self, raw: Any) -> list[Cite]:
+        return self.ev.cites(raw.get("cites") if isinstance(raw, dict) else None)
+
+    def _decision(self, name: str, raw: Any, allowed: tuple[str, ...], holds: Any, needs: str) -> Decision:
+        if raw is None:
+            return Decision("unknown")
+        v = raw.get("value") if isinstance(raw, dict) else None
+        if v not in allowed:
+            self.checks.append(Check("left_out", self.a, f"{name} {v!r}, which is no {name}: unknown"))
+            return Decision("unknown", reason=f"{v!r} is no {name}", given=v if isinstance(v, str) else None)
+        cites = self._cites(raw)
+        if v == "unknown":
+            return Decision("unknown", tuple(c.step for c in cites if c.step))
+        kept = [c for c in cites if holds(c)]
+        if not kept:
+            why = f"{name} {v} needs {needs}; " + self.ev.why_not(cites)
+            self.checks.append(Check("changed", self.a, f"{why}: unknown"))
+            return Decision("unknown", reason=why, given=v)
+        return Decision(v, tuple(dict.fromkeys(c.step for c in kept if c.step)))
+
+    def outcome(self, raw: Any) -> Decision:
+        return self._decision("outcome", raw, OUTCOMES, lambda c: self.ev.own_result(c, self.a),
+                              f"a result of {self.a}'s own steps")
+
+    def report(self, raw: Any) -> Decision:
+        if self.report_step is None and isinstance(raw, dict) and raw.get("value") in ("accurate", "inaccurate"):
+            why = f"{self.a} has no reply of its own: it gave no report to check"
+            self.checks.append(Check("changed", self.a, f"report {raw['value']}: {why}: unknown"))
+            return Decision("unknown", reason=why, given=raw["value"])
+        return self._decision("report", raw, REPORTS, lambda c: self.ev.own_result(c, self.a),
+                              f"a result of {self.a}'s own steps to check its report against")
+
+    def used(self, raw: Any) -> Decision:
+        if self.start is None:
+            return self._no_giver("used", raw)
+        return self._decision("used", raw, USES, lambda c: self.ev.asker_later(c, self.a),
+                              f"a later step of {self.start.stream} after {self.start.id}, which gave the task")
+
+    def dispatch(self, raw: Any) -> Decision:
+        if self.start is None:
+            return self._no_giver("dispatch", raw)
+        d = self._decision("dispatch", raw, DISPATCHES, lambda c: c.step == self.start.id,  # type: ignore[union-attr]
+                           f"the step that gave the task ({self.start.id})")
+        if d.value in ("misdirected", "redundant"):
+            cites = self._cites(raw)
+            shown = [c for c in cites if c.step != self.start.id and self.ev.shows_task_wrong(c, self.a)]
+            if not shown:
+                others = [c for c in cites if c.step != self.start.id]
+                why = (f"dispatch {d.value} needs what shows the task wrong besides the agent's words (a tool result, an "
+                       f"error, the person's words, another agent call of {self.start.stream}); " + self.ev.why_not(others))
+                self.checks.append(Check("changed", self.a, f"{why}: unknown"))
+                return Decision("unknown", reason=why, given=d.value)
+            return Decision(d.value, tuple(dict.fromkeys([self.start.id, *(c.step for c in shown if c.step)])))
+        return d
+
+    def _no_giver(self, name: str, raw: Any) -> Decision:
+        v = raw.get("value") if isinstance(raw, dict) else None
+        if v in (None, "unknown"):
+            return Decision("unknown")
+        why = f"no single step can be shown to have started {self.a}: no agent gave it a task"
+        self.checks.append(Check("changed", self.a, f"{name} {v}: {why}: unknown"))
+        return Decision("unknown", reason=why, given=v if isinstance(v, str) else None)
+
+    def misled(self, raw: Any, report: Decision) -> tuple[str | None, str | None]:
+        """(the acting step kept, asz's reason when it kept none)."""
+        if raw is None:
+            return None, None
+        c = self.ev.cite(raw)
+        if report.value != "inaccurate":
+            why = f"misled needs a report found inaccurate, and the report is {report.value}"
+        elif self.start is None:
+            why = f"no agent gave {self.a} its task"
+        elif self.ev.report_back(self.a) is None:
+            why = (f"nothing shows {self.a}'s report came back (no notice that it ended, and its starting step "
+                   f"{self.start.id} was a launch with no report)")
+        elif not self.ev.after_report(c, self.a):
+            why = (f"misled needs a later step of {self.start.stream} made after the report came back "
+                   f"({self.ev.report_back(self.a)[0]}); {c.fact}")  # type: ignore[index]
+        else:
+            return c.step, None
+        self.checks.append(Check("changed", self.a, f"misled {raw!r}: {why}: none"))
+        return None, why
+
+
+# --- the stage ---------------------------------------------------------------------------------------
+
+def call_note(n: int, total: int, mode: str, own: list[str]) -> str:
+    mine = ", ".join(own)
+    if mode == "single":
+        return f"This is the only call of this stage: your sub-tasks are every sub-task of the judged window ({mine})."
+    return (f"This is call {n} of {total}; the calls run side by side. Your sub-tasks are {mine}. Other calls judge the "
+            "others: the `subtasks` tool lists them all.")
+
+
+def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
+    t0, started = time.monotonic(), now()
+    cfg = run.cfg.judge
+    w = run.window
+    catalogue, targets, inputs = targets_stage(run)
+    costing = costing_of(run, targets, inputs)
+    ev = evidence_for(w, run.store, targets, inputs)
+    streams = subtask_streams(run)
+    nav = run.reader()
+    rows = {r["id"]: r for r in nav.rows("subtasks")}
+    items = [Item(a, (orjson.dumps(rows[a]),), (a,)) for a in streams if a in rows]
+    outline = {a: sum(nav.outline_bytes(k) for k in w.conv.stream(a).talks if k in w.talks) for a in streams}
+    mode, chunks = plan_outlined(items, cfg, outline) if items else ("none", [])
+    cited = cited_by_achievement(run)
+    ach_ran = read_stage(run, "achievement") is not None
+    card = run.card() if chunks else ""
+    template, schema = run.kit.template(STAGE), run.kit.schema(STAGE)
+    prompts = []
+    for n, ch in enumerate(chunks, 1):
+        own = list(ch.items)
+        mine = list(dict.fromkeys(t for a in own for t in costing.targets_of_stream(a)))
+        quarter = cfg.state_bytes // 4
+        prompts.append(render(template, {
+            "budget": f"{cfg.read_bytes:,}", "card": card, "call_note": call_note(n, len(chunks), mode, own),
+            "own": "\n".join(r.decode() for r in ch.rows),
+            "targets": targets_text(catalogue, mine, cfg.state_bytes - quarter, bounded_catalogue),
+            "cited": cited_text(cited, mine, quarter, ach_ran)}))
+    with Meter(STAGE, cfg.progress, run.say) as meter:
+        calls = StageCalls(run, STAGE, spec, backend, meter)
+        outs = calls.side_by_side([(lambda n=n, p=p: calls.call(n, p, schema, readable)) for n, p in enumerate(prompts, 1)])
+        stage_run = calls.stage_run(mode, len(chunks), started, t0)
+        evref = calls.evaluator_ref()
+
+    checks: list[Check] = []
+    entry_of: dict[str, tuple[int, dict[str, Any], tuple[str, ...]]] = {}
+    failed: dict[str, str] = {}
+    for n, (ch, out) in enumerate(zip(chunks, outs), 1):
+        own = set(ch.items)
+        if not out.ok:
+            for a in ch.items:
+                failed[a] = f"call {n} gave nothing readable twice ({out.error})"
+            continue
+        for e in out.answer["decisions"]:
+            names = e.get("subtasks") if isinstance(e, dict) else None
+            if not isinstance(names, list) or not names:
+                checks.append(Check("left_out", f"call {n}", "a decision that names no sub-task"))
+                continue
+            named = tuple(x for x in names if isinstance(x, str))
+            for a in named:
+                if a not in own:
+                    why = ("it is not one of this call's sub-tasks" if a in rows
+                           else "the window holds no such sub-task")
+                    checks.append(Check("left_out", a, f"a decision for {a}: {why}"))
+                elif a in entry_of:
+                    checks.append(Check("left_out", a, "a second decision for the same sub-task"))
+                else:
+                    entry_of[a] = (n, e, tuple(x for x in named if x != a))
+
+    judged: list[SubtaskJudgment] = []
+    for a in streams:
+        st = w.conv.stream(a)
+        sc = SubtaskCheck(ev, a, checks)
+        base = dict(stream=a, kind=st.kind, talks=tuple(k for k in st.talks if k in w.talks), root=w.roots.get(a, "unattributed"),
+                    started_by=sc.start.id if sc.start else None, giver=sc.start.stream if sc.start else None,
+                    unattributed=st.unattributed, targets=costing.targets_of_stream(a), report_step=sc.report_step,
+                    report_back=(ev.report_back(a) or (None,))[0],
+                    calls=sum(1 for s in w.conv.steps if s.stream == a and s.kind == "model_call" and s.id in w.steps))
+        got = entry_of.get(a)
+        if got is None:
+            why = failed.get(a) or "no decision covers it"
+            if a not in failed:
+                checks.append(Check("filled_in", a, f"{why}: every decision unknown, its work not reviewed"))
+            judged.append(SubtaskJudgment(**base, judged=False, label=WorkLabel(NOT_REVIEWED, reason=why)))
+            continue
+        n, e, others = got
+        outcome, report = sc.outcome(e.get("outcome")), sc.report(e.get("report"))
+        used, dispatch = sc.used(e.get("used")), sc.dispatch(e.get("dispatch"))
+        misled, misled_why = sc.misled(e.get("misled"), report)
+        charge = None
+        if misled:
+            charge = {"right": "subtask", "misdirected": "giver", "redundant": "giver"}.get(dispatch.value, "unknown")
+        label = check_label(e.get("label"), sc.own, ev, a, checks)
+        deleg = DELEGATION.get(dispatch.value)
+        if label.label in DELEGATION.values() and label.label != deleg:
+            label = demote(label, a, f"{label.label} needs the dispatch {label.label.split('_')[0]}, which "
+                                     f"{'is ' + dispatch.value if dispatch.value != 'unknown' else 'nothing shows'}", checks)
+        elif deleg and label.label not in (NOT_REVIEWED, deleg) and label.step:
+            checks.append(Check("changed", a, f"its task was {dispatch.value} when given, and it did what it was told: "
+                                              f"its work is {deleg}, not {label.label}"))
+            label = WorkLabel(deleg, label.step, sc.start.id, reason=f"its dispatch was {dispatch.value}",  # type: ignore[union-attr]
+                              given=label.label, note=label.note)
+        note = e.get("note") if isinstance(e.get("note"), str) else None
+        judged.append(SubtaskJudgment(**base, judged=True, call=n, decided_with=others, outcome=outcome, report=report,
+                                      used=used, dispatch=dispatch, misled=misled,
+                                      misled_given=e.get("misled") if misled is None and isinstance(e.get("misled"), str) else None,
+                                      misled_reason=misled_why, charge=charge, label=label, note=note))
+
+    judged = _misled_labels_and_causes(judged, checks)
+    call_rows = tuple(CallLabel(s.id, j.label.label, j.label.cause) for j in judged if j.label.label != NOT_REVIEWED
+                      for s in w.conv.steps if s.stream == j.stream and s.kind == "model_call" and s.id in w.steps)
+    header = SubtasksHeader(subtasks=len(judged), decided=sum(1 for j in judged if j.judged),
+                            not_reviewed=sum(1 for j in judged if j.label.label == NOT_REVIEWED),
+                            unattributed_subtasks=sum(1 for j in judged if j.unattributed),
+                            misleading=sum(1 for j in judged if j.misled), never_judged=len(failed))
+    note = tuple(f"{c.kind.replace('_', ' ')}: {c.where}: {c.what}" for c in checks)
+    ref = run.kit.ref(STAGE)
+    if chunks and all(not o.ok for o in outs):
+        return run.stage_file(STAGE, "failed", f"every call gave nothing readable twice ({outs[0].error}); "
+                              f"{len(failed)} sub-tasks never judged", note=note, kit=ref, evaluator=evref, run=stage_run,
+                              checks=tuple(checks), header=header, subtasks=tuple(judged))
+    status = "partial" if (checks or failed) else "complete"
+    if failed:
+        note += tuple(f"not judged: {a}: {why}" for a, why in failed.items())
+    return run.stage_file(STAGE, status, None, note=note, kit=ref, evaluator=evref, run=stage_run, checks=tuple(checks),
+                          header=header, subtasks=tuple(judged), calls=call_rows)
+
+
+def _misled_labels_and_causes(judged: list[SubtaskJudgment], checks: list[Check]) -> list[SubtaskJudgment]:
+    """Who each avoidable label's cost is charged to; a sub-task's own work labelled misled holds
+    only when a sub-task it started misled it (a held misled step in its own stream)."""
+    import attrs
+
+    by = {j.stream: j for j in judged}
+    misled_in: dict[str, SubtaskJudgment] = {}
+    for j in judged:
+        if j.misled and j.giver and j.giver != "m":
+            misled_in.setdefault(j.giver, j)
+    out = []
+    for j in judged:
+        lab = j.label
+        if lab.label == "misled_by_subtask":
+            child = misled_in.get(j.stream)
+            if child is None:
+                lab = demote(lab, j.stream, f"misled_by_subtask needs a sub-task {j.stream} started that misled it", checks)
+            else:
+                lab = attrs.evolve(lab, cause=misled_cause(child.charge, child.giver))
+        elif lab.label in ("misdirected_delegation", "redundant_delegation"):
+            lab = attrs.evolve(lab, cause=giver_cause(j.giver))
+        elif lab.label in AVOIDABLE:
+            lab = attrs.evolve(lab, cause="subtask")
+        out.append(attrs.evolve(j, label=lab) if lab is not j.label else j)
+    del by
+    return out
+
+
+__all__ = ["run_subtasks", "subtask_streams", "SubtaskCheck", "readable"]
