@@ -22,7 +22,9 @@ def _copy(dst: Path) -> Path:
 
 def nested_example(dst: Path) -> Path:
     """The bundled example, its sub-agent a3f9c21 given a sub-agent of its own (b7e0d14) that it
-    starts with a Task call of its own: two levels deep, each with a starts relation."""
+    starts with a Task call of its own: two levels deep, each with a starts relation. The
+    grandchild runs a Grep (whose result finds nothing) and reports a float anyway; a1 then
+    replies on that report."""
     out = _copy(dst)
     sub = next(out.rglob("subagents"))
     child = sub / "agent-a3f9c21.jsonl"
@@ -44,15 +46,28 @@ def nested_example(dst: Path) -> Path:
               "agentId": "a3f9c21", "toolUseResult": {"agentId": "b7e0d14", "status": "completed", "content": []},
               "message": {"role": "user", "content": [{"tool_use_id": "toolu_nested_1", "type": "tool_result",
                                                        "content": "export_csv.py:22 formats a float"}]}}
-    child.write_text("\n".join(json.dumps(x) for x in [*lines, task, result]) + "\n")
+    after = {**base, "parentUuid": "n-2", "type": "assistant", "uuid": "n-3", "timestamp": "2026-11-20T14:14:42.000Z",
+             "agentId": "a3f9c21", "requestId": "req_nested_2",
+             "message": {"model": "claude-haiku-4-5-20251001", "id": "msg_nested_2", "type": "message", "role": "assistant",
+                         "content": [{"type": "text", "text": "The CSV export formats a float too: three places."}],
+                         "stop_reason": "end_turn", "usage": usage(6, 25, 4200, 80)}}
+    child.write_text("\n".join(json.dumps(x) for x in [*lines, task, result, after]) + "\n")
     grand = [
         {**base, "parentUuid": None, "type": "user", "uuid": "g-1", "timestamp": "2026-11-20T14:14:31.000Z", "agentId": "b7e0d14",
          "message": {"role": "user", "content": "Look at export_csv.py"}},
-        {**base, "parentUuid": "g-1", "type": "assistant", "uuid": "g-2", "timestamp": "2026-11-20T14:14:35.000Z",
+        {**base, "parentUuid": "g-1", "type": "assistant", "uuid": "g-2", "timestamp": "2026-11-20T14:14:33.000Z",
          "agentId": "b7e0d14", "requestId": "req_grand_1",
          "message": {"model": "claude-haiku-4-5-20251001", "id": "msg_grand_1", "type": "message", "role": "assistant",
+                     "content": [{"type": "tool_use", "id": "toolu_grand_1", "name": "Grep",
+                                  "input": {"pattern": "float", "path": "invoicer/export_csv.py"}}],
+                     "stop_reason": "tool_use", "usage": usage(4, 20, 0, 2400)}},
+        {**base, "parentUuid": "g-2", "type": "user", "uuid": "g-3", "timestamp": "2026-11-20T14:14:34.000Z", "agentId": "b7e0d14",
+         "message": {"role": "user", "content": [{"tool_use_id": "toolu_grand_1", "type": "tool_result", "content": "No matches found"}]}},
+        {**base, "parentUuid": "g-3", "type": "assistant", "uuid": "g-4", "timestamp": "2026-11-20T14:14:35.000Z",
+         "agentId": "b7e0d14", "requestId": "req_grand_2",
+         "message": {"model": "claude-haiku-4-5-20251001", "id": "msg_grand_2", "type": "message", "role": "assistant",
                      "content": [{"type": "text", "text": "export_csv.py:22 formats a float"}], "stop_reason": "end_turn",
-                     "usage": usage(7, 30, 0, 2500)}},
+                     "usage": usage(7, 30, 2400, 100)}},
     ]
     (sub / "agent-b7e0d14.jsonl").write_text("\n".join(json.dumps(x) for x in grand) + "\n")
     return out
