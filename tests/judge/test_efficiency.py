@@ -264,3 +264,18 @@ def test_misled_work_begins_at_the_step_that_acted_on_the_report(corpus_store: A
     assert ("left_out", "k1 from s344", "misled work begins at the step that acted on the report (s346), after s344 where "
                                         "this part begins: its cost is not reviewed") in c
     assert any(w == "k1 from s389" and "which is no step of this talk that acted on" in x for _, w, x in c)
+
+
+def test_a_finding_outside_its_targets_work_is_left_out(corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280: t1's work is k1 and the sub-agent a1 it started (s438 is a1's WebFetch); k2 is
+    no target's; a2 is a helper no step started."""
+    eff = {"talks": [{"talk": "k1", "parts": [{"from": "s1", "label": "productive", "step": "s2"}]}],
+           "findings": [{"target": "t1", "at": "s438", "what": "in a1"}, {"target": "t1", "at": "s433", "what": "in k2"},
+                        {"target": "t1", "at": "s447", "what": "in a2"}]}
+    _, st = run(corpus_store, tmp_path, SPOTTER, spotter_targets([{"target": "new:a", "action": "refine"}]), None, eff,
+                stages=("targets", "efficiency"))
+    e = st["efficiency"]
+    assert [(f["target"], f["anchor"]) for f in e["findings"]] == [("t1", "s438")]
+    c = checks(e)
+    assert any(w == "finding at s433" and "its anchor is no step of t1's talks or of their sub-tasks" in x for _, w, x in c)
+    assert any(w == "finding at s447" and "its anchor is no step of t1's talks" in x for _, w, x in c)

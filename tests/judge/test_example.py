@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -27,3 +28,25 @@ def test_the_example_script_judges_the_bundled_example(store: Any) -> None:
     assert stage["run"]["consumed"]["requests"] == 3 and stage["run"]["consumed"]["model_window"] == 200000
     reads = (res.path / "calls/targets/1/1/reads.jsonl").read_text().splitlines()
     assert [json.loads(x)["tool"] for x in reads] == ["talks", "talk"]
+    # the sub-task and efficiency stages: every answer kept, and the avoidable part priced
+    sub = json.loads((res.path / "stages" / "subtasks.json").read_text())
+    eff = json.loads((res.path / "stages" / "efficiency.json").read_text())
+    assert sub["status"] == "complete" and eff["status"] == "complete", (sub["note"], eff["note"])
+    [a1] = sub["subtasks"]
+    assert (a1["stream"], a1["outcome"]["value"], a1["report"]["value"], a1["used"]["value"], a1["dispatch"]["value"],
+            a1["label"]["label"], a1["targets"]) == ("a1", "completed", "accurate", "used", "right", "productive", ["t2"])
+    assert [(p["start"], p["label"]["label"], p["calls"]) for t in eff["talks"] for p in t["parts"]] == [
+        ("s1", "productive", ["s2", "s5"]), ("s9", "avoidable_error", ["s8", "s10"]), ("s13", "productive", ["s13", "s15"]),
+        ("s17", "productive", ["s18", "s22", "s25"])]
+    assert [(f["id"], f["target"], f["anchor"]) for f in eff["findings"]] == [("f1", "t1", "s9")]
+    from asz_core import ledger, window
+
+    led = ledger.build(window.build(store, "5e1f0c2a").conv, ledger.load_prices(None))
+    money = {c.step: c.price.money for c in led.calls}
+    st = json.loads((res.path / "close.json").read_text())["statement"]
+    t1, t2 = st["targets"]
+    six = Decimal("0.000001")  # close rounds once, to 6 places
+    assert Decimal(t1["cost"]["total"]["money"]) == sum(money[s] for s in ("s2", "s5", "s8", "s10", "s13", "s15")).quantize(six)
+    assert Decimal(t1["cost"]["avoidable"]["money"]) == (money["s8"] + money["s10"]).quantize(six)
+    assert t1["cost"]["avoidable_by_cause"]["main_agent"] == t1["cost"]["avoidable"]
+    assert t2["cost"]["avoidable"]["calls"] == 0 and t2["cost"]["not_reviewed"]["calls"] == 0

@@ -392,3 +392,25 @@ def test_calls_run_side_by_side_cut_by_the_outlines_of_their_sub_tasks(corpus_st
         prompt = (path / f"calls/subtasks/{n}/1/prompt.md").read_text()
         for a in ("a1", "a2", "a3", "a4", "a5"):
             assert (f'{{"id":"{a}"' in prompt) is (a in grp)
+
+
+def test_a_sub_task_that_never_replied_gave_no_report(corpus_store: Any, tmp_path: Path) -> None:
+    """b277cc60's a3 (agent-8d7ee089, an agent file): its task failed with an API error (s277), its
+    only step after its prompt; it never replied, though its parent's Task result says completed."""
+    cid = "b277cc60-6558-433f-92b8-95dd61c280e1"
+    d = {"subtasks": ["a3"], "outcome": {"value": "failed", "cites": ["s277"]}, "report": {"value": "accurate", "cites": ["s277"]}}
+    _, stages = run(corpus_store, tmp_path, cid, first_target(inputs_of(corpus_store, cid)), {"decisions": [d]},
+                    stages=("targets", "subtasks"), settings={"judge.mode": "single"})
+    a3 = by_stream(stages["subtasks"])["a3"]
+    assert a3["outcome"] == {"value": "failed", "cites": ["s277"], "reason": None, "given": None}  # an API error of its own
+    assert (a3["report_step"], a3["report"]["value"], a3["report"]["reason"]) == (
+        None, "unknown", "a3 has no reply of its own: it gave no report to check")
+
+
+def test_a_second_decision_for_one_sub_task_is_left_out(example: Any, tmp_path: Path) -> None:
+    _, stages = run(example, tmp_path, "5e1f0c2a", EXAMPLE_TARGETS,
+                    {"decisions": [decision(), decision(outcome={"value": "failed", "cites": ["s29"]})]},
+                    stages=("targets", "subtasks"))
+    sub = stages["subtasks"]
+    assert by_stream(sub)["a1"]["outcome"]["value"] == "completed"
+    assert ("left_out", "a1", "a second decision for the same sub-task") in checks(sub)

@@ -59,6 +59,12 @@ def run_text(d: dict[str, Any]) -> Group:
     tg = stages.get("targets")
     if tg and tg.get("status") in ("complete", "partial"):
         parts.append(targets_text(tg))
+    from .work_report import efficiency_text, subtasks_text
+
+    for name, render in (("subtasks", subtasks_text), ("efficiency", efficiency_text)):
+        sf = stages.get(name)
+        if sf and sf.get("status") in ("complete", "partial", "failed") and (sf.get("subtasks") or sf.get("talks")):
+            parts.append(render(sf))
     if close:
         parts.append(Text(f"closed {close.get('ended')}: {close.get('seconds')} s; evaluator stages consumed "
                           f"{_tok(close['consumed'])} over {close.get('evaluator_seconds')} s"

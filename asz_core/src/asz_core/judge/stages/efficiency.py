@@ -231,14 +231,13 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                 if lab.label == NOT_REVIEWED and lab.given is not None:
                     left_out_parts += 1
             calls_here = list(per[p])
-            if sub_mode == "none":  # no sub-task stage: a sub-task's calls go with its starting step's part
-                for s in steps[i:(starts[p + 1] if p + 1 < len(starts) else len(steps))]:
-                    by_part_of_anchor[s.id] = (lab.label, lab.cause)
+            for s in steps[i:(starts[p + 1] if p + 1 < len(starts) else len(steps))]:
+                by_part_of_anchor[s.id] = (lab.label, lab.cause)
             parts.append(PartLabel(k, steps[i].id, end, lab, tuple(calls_here)))
             if lab.label != NOT_REVIEWED:  # a call no row labels is not reviewed
                 call_rows += [CallLabel(c, lab.label, lab.cause) for c in calls_here]
         labelled.append(TalkLabels(k, got is not None, got[0] if got else None, tuple(parts)))
-    if sub_mode == "none":
+    if sub_mode == "none":  # no sub-task stage: a sub-task's calls go with its starting step's part
         for c in costing.calls.values():
             a = anchors.get(c.stream)
             if c.stream != "m" and a in by_part_of_anchor and by_part_of_anchor[a][0] != NOT_REVIEWED:
