@@ -51,7 +51,7 @@ def test_chromium_shows_close_json_figures_and_opens_a_cited_step(example_run: P
     for k in ("achievement", "efficiency", "coverage", "delivered"):
         v = st["scores"][k]["rounded"]
         assert f.figures[f"scores.{k}"] == (v if v is not None else "—"), k
-    assert f.figures["scores.coverage"] == "0.0000"  # nothing reviewed: a figure, not a dash
+    assert f.figures["scores.coverage"] == "1.0000"  # the example's sub-task and efficiency stages label every call
     for t in st["targets"]:
         for part in ("total", "avoidable", "not_reviewed", "subagents"):
             m, tok = shown_amount(t["cost"][part])

@@ -126,5 +126,70 @@ def cited_text(cited: dict[str, list[str]], mine: Iterable[str], limit: int, ran
         "\n… (more: the achievement stage's file names every step it cited)"
 
 
-__all__ = ["check_label", "demote", "giver_cause", "misled_cause", "read_stage", "cited_by_achievement", "targets_text",
+# --- calls side by side -----------------------------------------------------------------------------
+
+class SideBySide:
+    """A stage's calls run side by side (sub-tasks, efficiency): what was planned and what came
+    back, in order. ``failed[item]`` says why an item's call gave nothing readable twice."""
+
+    def __init__(self, mode: str, chunks: list[Any], outs: list[Any], stage_run: Any, evaluator: Any,
+                 mine: list[list[str]]) -> None:
+        self.mode, self.chunks, self.outs, self.stage_run, self.evaluator, self.mine = mode, chunks, outs, stage_run, evaluator, mine
+        self.failed = {i: f"call {n} gave nothing readable twice ({o.error})"
+                       for n, (ch, o) in enumerate(zip(chunks, outs), 1) if not o.ok for i in ch.items}
+
+    @property
+    def all_failed(self) -> bool:
+        return bool(self.chunks) and all(not o.ok for o in self.outs)
+
+    def answers(self) -> Iterable[tuple[int, set[str], Any]]:
+        """(call number, the items it owns, its answer) for each call that answered."""
+        for n, (ch, o) in enumerate(zip(self.chunks, self.outs), 1):
+            if o.ok:
+                yield n, set(ch.items), o.answer
+
+
+def run_side_by_side(run: Any, spec: Any, backend: Any, stage: str, items: list[Any], outline: dict[str, int],
+                     targets_of: Callable[[list[str]], list[str]], catalogue: list[dict[str, Any]],
+                     bounded: Callable[[list[dict[str, Any]], int], str], noun: str,
+                     readable: Callable[[Any], str | None], extra: Callable[[list[str]], dict[str, str]] | None = None) -> SideBySide:
+    """Plan the stage's calls (cut by the outlines of what each labels), give each its rows, its
+    own targets and the steps achievement cited for them (and ``extra`` slots), and run them side
+    by side up to judge.concurrency, merged in order. ``bounded`` bounds the targets as the targets
+    stage bounds its catalogue; ``noun`` names the items ("sub-tasks")."""
+    import time
+
+    from .chunks import plan_outlined
+    from .context import Meter, StageCalls, now
+    from .kit import render
+
+    t0, started = time.monotonic(), now()
+    cfg = run.cfg.judge
+    mode, chunks = plan_outlined(items, cfg, outline) if items else ("none", [])
+    cited = cited_by_achievement(run)
+    ach_ran = read_stage(run, "achievement") is not None
+    card = run.card() if chunks else ""
+    template, schema = run.kit.template(stage), run.kit.schema(stage)
+    prompts, mine_of = [], []
+    quarter = cfg.state_bytes // 4
+    for n, ch in enumerate(chunks, 1):
+        own = list(ch.items)
+        mine = targets_of(own)
+        mine_of.append(mine)
+        note = (f"This is the only call of this stage: your {noun} are every one of the judged window ({', '.join(own)})."
+                if mode == "single" else f"This is call {n} of {len(chunks)}; the calls run side by side. Your {noun} are "
+                f"{', '.join(own)}. Other calls answer for the others.")
+        prompts.append(render(template, {
+            "budget": f"{cfg.read_bytes:,}", "card": card, "call_note": note, "own": "\n".join(r.decode() for r in ch.rows),
+            "targets": targets_text(catalogue, mine, cfg.state_bytes - quarter, bounded),
+            "cited": cited_text(cited, mine, quarter, ach_ran), **(extra(own) if extra else {})}))
+    with Meter(stage, cfg.progress, run.say) as meter:
+        calls = StageCalls(run, stage, spec, backend, meter)
+        outs = calls.side_by_side([(lambda n=n, p=p: calls.call(n, p, schema, readable)) for n, p in enumerate(prompts, 1)])
+        stage_run = calls.stage_run(mode, len(chunks), started, t0)
+        evref = calls.evaluator_ref()
+    return SideBySide(mode, chunks, outs, stage_run, evref, mine_of)
+
+
+__all__ = ["SideBySide", "run_side_by_side", "check_label", "demote", "giver_cause", "misled_cause", "read_stage", "cited_by_achievement", "targets_text",
            "cited_text", "LEFT_OUT"]

@@ -20,7 +20,6 @@ three quarters of its reading budget, merged in order.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,13 +27,12 @@ import attrs
 import orjson
 
 from ...assembly import Step
-from ..chunks import Item, plan_outlined
-from ..context import EvaluatorSpec, Meter, Run, StageCalls, now
+from ..chunks import Item
+from ..context import EvaluatorSpec, Run
 from ..evidence import Evidence, for_run as evidence_for
 from ..judgment import (AVOIDABLE, NOT_REVIEWED, CallLabel, Check, EfficiencyHeader, Finding, PartLabel, StageFile,
                         TalkLabels, WorkLabel)
-from ..kit import render
-from ..labelling import check_label, cited_by_achievement, cited_text, demote, misled_cause, read_stage, targets_text
+from ..labelling import check_label, demote, misled_cause, read_stage, run_side_by_side
 from .subtasks import costing_of, targets_stage
 from .targets import bounded_catalogue
 
@@ -83,14 +81,6 @@ def part_of_step(starts: Sequence[int], i: int) -> int | None:
 
 # --- the stage -----------------------------------------------------------------------------------------
 
-def call_note(n: int, total: int, mode: str, own: list[str]) -> str:
-    mine = ", ".join(own)
-    if mode == "single":
-        return f"This is the only call of this stage: your talks are every talk of a target in the judged window ({mine})."
-    return (f"This is call {n} of {total}; the calls run side by side. Your talks are {mine}. Other calls label the "
-            "others.")
-
-
 def subtask_stage(run: Run) -> tuple[str, dict[str, Any]]:
     """Whether the run has a sub-task stage: ``judged`` (its file holds decisions), ``failed``
     (it ran and failed: every sub-task not reviewed) or ``none`` (not asked: a sub-task's calls
@@ -107,8 +97,6 @@ def subtask_stage(run: Run) -> tuple[str, dict[str, Any]]:
 
 
 def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
-    t0, started = time.monotonic(), now()
-    cfg = run.cfg.judge
     w = run.window
     conv = w.conv
     catalogue, targets, inputs = targets_stage(run)
@@ -125,43 +113,24 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     rows = {r["id"]: r for r in nav.rows("talks")}
     items = [Item(k, (orjson.dumps(rows[k]),), (k,)) for k in talks if k in rows]
     outline = {k: nav.outline_bytes(k) for k in talks}
-    mode, chunks = plan_outlined(items, cfg, outline) if items else ("none", [])
-    cited = cited_by_achievement(run)
-    ach_ran = read_stage(run, "achievement") is not None
-    card = run.card() if chunks else ""
-    template, schema = run.kit.template(STAGE), run.kit.schema(STAGE)
-    prompts, mine_of = [], []
-    for n, ch in enumerate(chunks, 1):
-        own = list(ch.items)
-        mine = list(dict.fromkeys(t for k in own for t in claims.get(k, ())))
-        mine_of.append(set(mine))
-        quarter = cfg.state_bytes // 4
+
+    def misled_slot(own: list[str]) -> dict[str, str]:
         mis = [{"subtask": j["stream"], "talk": conv.step(j["misled"]).talk, "acted_at": j["misled"],
                 "report": (j.get("report") or {}).get("value"), "charged_to": j.get("charge")}
                for j in misleading if conv.step(j["misled"]).talk in own]
-        prompts.append(render(template, {
-            "budget": f"{cfg.read_bytes:,}", "card": card, "call_note": call_note(n, len(chunks), mode, own),
-            "own": "\n".join(r.decode() for r in ch.rows),
-            "targets": targets_text(catalogue, mine, cfg.state_bytes - quarter, bounded_catalogue),
-            "cited": cited_text(cited, mine, quarter, ach_ran),
-            "misled": "\n".join(orjson.dumps(m).decode() for m in mis) or "(none)"}))
-    with Meter(STAGE, cfg.progress, run.say) as meter:
-        calls = StageCalls(run, STAGE, spec, backend, meter)
-        outs = calls.side_by_side([(lambda n=n, p=p: calls.call(n, p, schema, readable)) for n, p in enumerate(prompts, 1)])
-        stage_run = calls.stage_run(mode, len(chunks), started, t0)
-        evref = calls.evaluator_ref()
+        return {"misled": "\n".join(orjson.dumps(m).decode() for m in mis) or "(none)"}
+
+    ran = run_side_by_side(run, spec, backend, STAGE, items, outline,
+                           lambda own: list(dict.fromkeys(t for k in own for t in claims.get(k, ()))),
+                           catalogue, bounded_catalogue, "talks", readable, misled_slot)
+    mine_of = [set(m) for m in ran.mine]
 
     checks: list[Check] = []
     entry_of: dict[str, tuple[int, dict[str, Any]]] = {}
-    failed: dict[str, str] = {}
+    failed = ran.failed
     raw_findings: list[tuple[int, Any]] = []
-    for n, (ch, out) in enumerate(zip(chunks, outs), 1):
-        own = set(ch.items)
-        if not out.ok:
-            for k in ch.items:
-                failed[k] = f"call {n} gave nothing readable twice ({out.error})"
-            continue
-        for e in out.answer["talks"]:
+    for n, own, answer in ran.answers():
+        for e in answer["talks"]:
             k = e.get("talk") if isinstance(e, dict) else None
             if not isinstance(k, str) or k not in own:
                 why = ("it is not one of this call's talks" if k in w.talks else "no talk of a target in this window")
@@ -170,7 +139,7 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                 checks.append(Check("left_out", k, "a second entry for the same talk"))
             else:
                 entry_of[k] = (n, e)
-        found = out.answer.get("findings")
+        found = answer.get("findings")
         raw_findings += [(n, f) for f in (found if isinstance(found, list) else [])]
 
     anchors = costing.anchor
@@ -252,9 +221,10 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     if sub_mode == "failed":
         note += ("the sub-task stage failed: every sub-task's work is not reviewed",)
     ref = run.kit.ref(STAGE)
-    kw = dict(note=note, kit=ref, evaluator=evref, run=stage_run, checks=tuple(checks), header=header, talks=tuple(labelled))
-    if chunks and all(not o.ok for o in outs):
-        return run.stage_file(STAGE, "failed", f"every call gave nothing readable twice ({outs[0].error}); "
+    kw = dict(note=note, kit=ref, evaluator=ran.evaluator, run=ran.stage_run, checks=tuple(checks), header=header,
+              talks=tuple(labelled))
+    if ran.all_failed:
+        return run.stage_file(STAGE, "failed", f"every call gave nothing readable twice ({ran.outs[0].error}); "
                               f"{len(failed)} talks never labelled", **kw)
     if failed:
         kw["note"] = note + tuple(f"not labelled: {k}: {why}" for k, why in failed.items())

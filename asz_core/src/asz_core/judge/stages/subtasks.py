@@ -29,19 +29,16 @@ asz keeps a decision only as far as the record shows what it cites (asz_core.jud
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import orjson
 
-from ..chunks import Item, plan_outlined
-from ..context import EvaluatorSpec, Meter, Run, StageCalls, now
+from ..chunks import Item
+from ..context import EvaluatorSpec, Run
 from ..evidence import Cite, Evidence, for_run as evidence_for
 from ..judgment import (AVOIDABLE, DISPATCHES, NOT_REVIEWED, OUTCOMES, REPORTS, USES, CallLabel, Check, Decision,
                         StageFile, SubtaskJudgment, SubtasksHeader, WorkLabel)
-from ..kit import render
-from ..labelling import (check_label, cited_by_achievement, cited_text, demote, giver_cause, misled_cause, read_stage,
-                         targets_text)
+from ..labelling import check_label, demote, giver_cause, misled_cause, read_stage, run_side_by_side
 from ..target_cost import Costing, cost_per_target
 from .targets import bounded_catalogue
 
@@ -193,17 +190,7 @@ class SubtaskCheck:
 
 # --- the stage ---------------------------------------------------------------------------------------
 
-def call_note(n: int, total: int, mode: str, own: list[str]) -> str:
-    mine = ", ".join(own)
-    if mode == "single":
-        return f"This is the only call of this stage: your sub-tasks are every sub-task of the judged window ({mine})."
-    return (f"This is call {n} of {total}; the calls run side by side. Your sub-tasks are {mine}. Other calls judge the "
-            "others: the `subtasks` tool lists them all.")
-
-
 def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
-    t0, started = time.monotonic(), now()
-    cfg = run.cfg.judge
     w = run.window
     catalogue, targets, inputs = targets_stage(run)
     costing = costing_of(run, targets, inputs)
@@ -213,37 +200,15 @@ def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     rows = {r["id"]: r for r in nav.rows("subtasks")}
     items = [Item(a, (orjson.dumps(rows[a]),), (a,)) for a in streams if a in rows]
     outline = {a: sum(nav.outline_bytes(k) for k in w.conv.stream(a).talks if k in w.talks) for a in streams}
-    mode, chunks = plan_outlined(items, cfg, outline) if items else ("none", [])
-    cited = cited_by_achievement(run)
-    ach_ran = read_stage(run, "achievement") is not None
-    card = run.card() if chunks else ""
-    template, schema = run.kit.template(STAGE), run.kit.schema(STAGE)
-    prompts = []
-    for n, ch in enumerate(chunks, 1):
-        own = list(ch.items)
-        mine = list(dict.fromkeys(t for a in own for t in costing.targets_of_stream(a)))
-        quarter = cfg.state_bytes // 4
-        prompts.append(render(template, {
-            "budget": f"{cfg.read_bytes:,}", "card": card, "call_note": call_note(n, len(chunks), mode, own),
-            "own": "\n".join(r.decode() for r in ch.rows),
-            "targets": targets_text(catalogue, mine, cfg.state_bytes - quarter, bounded_catalogue),
-            "cited": cited_text(cited, mine, quarter, ach_ran)}))
-    with Meter(STAGE, cfg.progress, run.say) as meter:
-        calls = StageCalls(run, STAGE, spec, backend, meter)
-        outs = calls.side_by_side([(lambda n=n, p=p: calls.call(n, p, schema, readable)) for n, p in enumerate(prompts, 1)])
-        stage_run = calls.stage_run(mode, len(chunks), started, t0)
-        evref = calls.evaluator_ref()
+    ran = run_side_by_side(run, spec, backend, STAGE, items, outline,
+                           lambda own: list(dict.fromkeys(t for a in own for t in costing.targets_of_stream(a))),
+                           catalogue, bounded_catalogue, "sub-tasks", readable)
 
     checks: list[Check] = []
     entry_of: dict[str, tuple[int, dict[str, Any], tuple[str, ...]]] = {}
-    failed: dict[str, str] = {}
-    for n, (ch, out) in enumerate(zip(chunks, outs), 1):
-        own = set(ch.items)
-        if not out.ok:
-            for a in ch.items:
-                failed[a] = f"call {n} gave nothing readable twice ({out.error})"
-            continue
-        for e in out.answer["decisions"]:
+    failed = ran.failed
+    for n, own, answer in ran.answers():
+        for e in answer["decisions"]:
             names = e.get("subtasks") if isinstance(e, dict) else None
             if not isinstance(names, list) or not names:
                 checks.append(Check("left_out", f"call {n}", "a decision that names no sub-task"))
@@ -307,14 +272,14 @@ def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                             misleading=sum(1 for j in judged if j.misled), never_judged=len(failed))
     note = tuple(f"{c.kind.replace('_', ' ')}: {c.where}: {c.what}" for c in checks)
     ref = run.kit.ref(STAGE)
-    if chunks and all(not o.ok for o in outs):
-        return run.stage_file(STAGE, "failed", f"every call gave nothing readable twice ({outs[0].error}); "
-                              f"{len(failed)} sub-tasks never judged", note=note, kit=ref, evaluator=evref, run=stage_run,
+    if ran.all_failed:
+        return run.stage_file(STAGE, "failed", f"every call gave nothing readable twice ({ran.outs[0].error}); "
+                              f"{len(failed)} sub-tasks never judged", note=note, kit=ref, evaluator=ran.evaluator, run=ran.stage_run,
                               checks=tuple(checks), header=header, subtasks=tuple(judged))
     status = "partial" if (checks or failed) else "complete"
     if failed:
         note += tuple(f"not judged: {a}: {why}" for a, why in failed.items())
-    return run.stage_file(STAGE, status, None, note=note, kit=ref, evaluator=evref, run=stage_run, checks=tuple(checks),
+    return run.stage_file(STAGE, status, None, note=note, kit=ref, evaluator=ran.evaluator, run=ran.stage_run, checks=tuple(checks),
                           header=header, subtasks=tuple(judged), calls=call_rows)
 
 
