@@ -14,7 +14,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from .statement import Statement
+from .statement import AVOIDABLE, CAUSES, NOT_AVOIDABLE, NOT_REVIEWED, Statement
 
 VERSION = 1
 """Version of the run files' shape (run.json, stages/*.json, close.json). Bump on change."""
@@ -299,15 +299,10 @@ class TargetsHeader:
 
 # --- work labels (sub-tasks and efficiency) --------------------------------------------------------
 
-NOT_AVOIDABLE = ("productive", "necessary_exploration", "changed_requirement")
-AVOIDABLE = ("repeated_failure", "avoidable_error", "redundant_work", "unrequested_work", "misdirected_delegation",
-             "redundant_delegation", "misled_by_subtask")
+# The work labels and the causes of avoidable work are defined once, with the statement that
+# prices them (decisions.md section 8): the sub-task and efficiency stages label by them.
 LABELS = (*NOT_AVOIDABLE, *AVOIDABLE)
-"""One definition of the work labels for both stages (decisions.md section 8); no label is
-``not_reviewed``."""
-NOT_REVIEWED = "not_reviewed"
-CAUSES = ("main_agent", "subtask", "unknown")
-"""Who caused avoidable work: the main agent, a sub-task, or unknown (the record does not show)."""
+"""Every label; no label is ``not_reviewed``."""
 OUTCOMES = ("completed", "failed", "partial", "unknown")
 REPORTS = ("accurate", "inaccurate", "unknown")
 USES = ("used", "unused", "unknown")
