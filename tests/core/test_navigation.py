@@ -269,7 +269,10 @@ def test_run_directory_tools(corpus_store: Any, tmp_path: Path) -> None:
     (run / "stages").mkdir(parents=True)
     (run / "stages" / "targets.json").write_text(json.dumps({"targets": [
         {"id": "t1", "statement": "fix the login", "talks": ["k1"], "criteria": [{"id": "t1.c1", "text": "x" * 30000}]}]}))
-    (run / "stages" / "subtasks.json").write_text(json.dumps({"subtasks": [{"stream": "a1", "decision": "needed"}]}))
+    (run / "stages" / "subtasks.json").write_text(json.dumps({"subtasks": [{
+        "stream": "a1", "judged": True, "outcome": {"value": "completed", "cites": ["s9"]}, "report": {"value": "accurate"},
+        "used": {"value": "used"}, "dispatch": {"value": "right"}, "misled": None, "charge": None,
+        "label": {"label": "productive", "step": "s9", "why": None}}]}))
     src = run / "work" / "sources" / "src1"
     src.mkdir(parents=True)
     (src / "manifest.json").write_text(json.dumps({"source": "https://example.org/x", "sha256": "0" * 64}))
@@ -285,7 +288,10 @@ def test_run_directory_tools(corpus_store: Any, tmp_path: Path) -> None:
         off = a["next_offset"]
     assert orjson.loads(whole)["criteria"][0]["text"] == "x" * 30000
     subs = _ans(nav.call("subtasks"))["subtasks"]
-    assert next(r for r in subs if r["id"] == "a1")["decision"]["decision"] == "needed"
+    # the row carries the decisions' values, not their citations (the stage file holds those)
+    assert next(r for r in subs if r["id"] == "a1")["decision"] == {
+        "judged": True, "outcome": "completed", "report": "accurate", "used": "used", "dispatch": "right",
+        "label": "productive", "label_step": "s9"}
     srcs = _ans(nav.call("sources"))
     assert srcs["sources"][0]["id"] == "src1"
     text = _ans(nav.call("sources", {"id": "src1"}))
