@@ -174,13 +174,14 @@ def test_talks_are_labelled_side_by_side_cut_by_their_outlines(corpus_store: Any
 
 def spotter_targets(i3: list[dict[str, Any]], k2: bool = False) -> dict[str, Any]:
     """i1 (s1) creates t1, i2 (s106, typed mid-work: "check again") steers it, i3 (s132, typed
-    mid-work: "new beads ... tackle them") acts as given; k2 (i4) serves t2 when asked."""
+    mid-work: "new beads ... tackle them") acts as given; k2 (i4, accepting t2) serves t2 when asked."""
     rel = lambda f: [{"relation": "continue", "goal": "new:G", "follows": f}]  # noqa: E731
     return {"inputs": [
         {"input": "i1", "actions": [{"target": "new:a", "action": "create"}], "relations": [{"relation": "new", "goal": "new:G"}]},
         {"input": "i2", "actions": [{"target": "new:a", "action": "steer"}], "relations": rel("i1")},
         {"input": "i3", "actions": i3, "relations": rel("i2")},
-        {"input": "i4", "actions": [{"action": "none"}], "relations": rel("i3")}],
+        {"input": "i4", "actions": [{"target": "new:b", "action": "accept"}] if k2 else [{"action": "none"}],
+         "relations": rel("i3")}],
         "targets": [{"target": "new:a", "statement": "gqc", "kind": "change", "criteria": [{"text": "done"}]},
                     {"target": "new:b", "statement": "beads", "kind": "change", "criteria": [{"text": "done"}],
                      **({"talks": ["k2"]} if k2 else {})}]}

@@ -140,7 +140,7 @@ def test_progress_while_a_call_runs_counts_what_its_requests_reported(corpus_sto
     e = entry(plain_answer(inputs_of(corpus_store, cid)), pause=0.6)
     e["requests"] = [{"reads": [{"tool": "card"}], "usage": {"input": 300, "output": 20, "cache_read": 4000, "cache_write": 0}},
                      {"usage": {"input": 50, "output": 400, "cache_read": 4300, "cache_write": 30}}, {"usage": None}]
-    judge(corpus_store, tmp_path, cid, [e], settings={"judge.progress": 0.1}, progress=lines.append)
+    judge(corpus_store, tmp_path, cid, [e], settings={"judge.progress": 0.1}, progress=lines.append, stages=("targets",))
     running = [x for x in lines if "0 calls ended, 1 running" in x]
     assert len(running) >= 3, lines
     for x in running:
