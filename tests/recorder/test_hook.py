@@ -299,3 +299,131 @@ def test_a_failing_comparison_still_writes_the_execution_record(repo: Path, home
     hook.handle("", _input("PostToolUse", repo, "t1", "Bash", {"command": "rm -rf .git"}, tool_response={"stdout": "", "stderr": ""}))
     assert [r["type"] for r in spool(home)] == ["execution"]
     assert "git status failed" in (home / "recorder" / "hook.log").read_text()
+
+
+# --- nothing of the machine beyond the workspace is read; nothing holds the agent ------------------
+
+SECRET = b"-----BEGIN OPENSSH PRIVATE KEY----- s3cr3t-of-the-test\n"
+
+
+def _everything(home: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in (home / "recorder").rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("mode", ["git", "plain"])
+def test_a_file_outside_the_workspace_is_named_never_read(tmp_path: Path, home: Path, repo: Path, mode: str) -> None:
+    root = repo if mode == "git" else tmp_path / "plain"
+    root.mkdir(exist_ok=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    key = outside / "id_rsa"
+    key.write_bytes(SECRET)
+    (root / "link_rsa").symlink_to(key)  # inside by name, outside in fact
+    cases = [("t1", "Edit", "../outside/id_rsa"), ("t2", "Write", str(key)), ("t3", "Edit", "/etc/passwd"),
+             ("t4", "Edit", str(root / "link_rsa"))]
+    for tid, tool, named in cases:
+        def act(named: str = named) -> None:
+            if named != "/etc/passwd":
+                (root / named if not os.path.isabs(named) else Path(named)).write_bytes(SECRET + b"changed\n")
+        call(root, tid, tool, {"file_path": named, "old_string": "s", "new_string": "t"}, act)
+        key.write_bytes(SECRET)
+    # A command that makes a link to a file outside: the link is seen, what it leads to is not read.
+    call(root, "t5", "Bash", {"command": "ln -s"}, lambda: (root / "leak").symlink_to(key), response={})
+    recs = {r["tool_use_id"]: r for r in spool(home) if r["type"] == "change"}
+    assert _files(recs["t1"])[str(key)] == {"path": str(key), "outside": True}
+    assert _files(recs["t2"])[str(key)] == {"path": str(key), "outside": True}
+    assert _files(recs["t3"])["/etc/passwd"] == {"path": "/etc/passwd", "outside": True}
+    assert _files(recs["t4"])["link_rsa"] == {"path": "link_rsa", "outside": True}
+    if mode == "git":  # a plain folder's scan does not follow symlinks at all
+        assert _files(recs["t5"])["leak"] == {"path": "leak", "outside": True}
+    everything = _everything(home)
+    assert b"s3cr3t-of-the-test" not in everything and b"root:" not in everything
+    assert not (home / "recorder" / "blobs").exists() or not any(
+        SECRET in p.read_bytes() for p in (home / "recorder" / "blobs").iterdir())
+
+
+def test_an_outside_file_is_an_operation_flagged_outside(tmp_path: Path, home: Path, repo: Path) -> None:
+    from asz_adapters_claudecode.recorder import read_spool
+    from asz_core.records import Cursor
+
+    call(repo, "t1", "Edit", {"file_path": "/etc/passwd"})
+    [entry] = [e for e in read_spool(home / "recorder" / "spool" / f"{SESSION}.jsonl", Cursor()) if hasattr(e, "events")]
+    [f] = entry.events[0]["files"]
+    assert f["path"] == "/etc/passwd" and f["outside"] is True and "kind" not in f and "before" not in f
+
+
+@pytest.mark.parametrize("target", ["/proc/kmsg", "fifo", "link to /proc/kmsg", "link to /dev/zero"])
+def test_nothing_that_is_not_a_regular_file_holds_the_hook(tmp_path: Path, home: Path, repo: Path, target: str) -> None:
+    import time
+
+    if target == "fifo":
+        os.mkfifo(repo / "pipe.txt")
+        named = str(repo / "pipe.txt")
+    elif target.startswith("link to "):
+        (repo / "dev.txt").symlink_to(target.removeprefix("link to "))
+        named = str(repo / "dev.txt")
+    else:
+        named = target
+    exe = [sys.executable, "-m", "asz_adapters_claudecode.hook"]
+    env = dict(os.environ, ASZ_HOME=str(home))
+    t0 = time.monotonic()
+    for ev in ("PreToolUse", "PostToolUse"):
+        r = subprocess.run(exe, input=json.dumps(_input(ev, repo, "t1", "Edit", {"file_path": named})).encode(),
+                           capture_output=True, env=env, timeout=30)
+        assert r.returncode == 0
+    assert time.monotonic() - t0 < 4  # two hooks' start-up and a git status; a read of any of these would take 8 s
+    assert not (home / "recorder" / "hook.log").exists() or "gave up" not in (home / "recorder" / "hook.log").read_text()
+    [rec] = [r for r in spool(home) if r["type"] == "change"]
+    assert rec["files"] == ([] if target == "fifo" else [{"path": os.path.relpath(named, repo) if target.startswith("link")
+                                                          else named, "outside": True}])
+
+
+@pytest.mark.parametrize("complete", [True, False])
+def test_hook_input_on_a_stdin_never_closed_does_not_hold_the_agent(tmp_path: Path, home: Path, complete: bool) -> None:
+    import time
+
+    root = tmp_path / "p"
+    root.mkdir()
+    body = json.dumps(_input("PreToolUse", root, "t1", "Bash", {"command": "x"})).encode()
+    p = subprocess.Popen([sys.executable, "-m", "asz_adapters_claudecode.hook", "pre"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, ASZ_HOME=str(home)))
+    try:
+        t0 = time.monotonic()
+        assert p.stdin is not None
+        p.stdin.write(body if complete else body[:-5])  # the writer keeps stdin open
+        p.stdin.flush()
+        code = p.wait(5)
+        took = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait(5)
+    assert code == 0 and took < 1.5  # start-up plus at most hook.INPUT_WAIT; it was 8 s
+    pending = list((home / "recorder" / "pending").rglob("*.state"))
+    if complete:
+        assert len(pending) == 1  # the whole input was read and acted on
+    else:
+        assert not pending and "not JSON" in (home / "recorder" / "hook.log").read_text()
+
+
+def test_read_input_takes_a_whole_object_at_once_and_a_closed_stdin_to_its_end(tmp_path: Path) -> None:
+    import time
+
+    r, w = os.pipe()
+    try:
+        os.write(w, b'{"a": "}')  # a } inside a string: not whole yet
+        os.write(w, b'", "b": [1, 2]}')
+        t0 = time.monotonic()
+        assert hook._read_input(r, wait=5) == b'{"a": "}", "b": [1, 2]}'
+        assert time.monotonic() - t0 < 1
+    finally:
+        os.close(r)
+        os.close(w)
+    big = json.dumps({"tool_input": {"content": "x" * (3 << 20)}}).encode()
+    f = tmp_path / "in.json"
+    f.write_bytes(big)
+    fd = os.open(f, os.O_RDONLY)
+    try:
+        assert hook._read_input(fd) == big
+    finally:
+        os.close(fd)

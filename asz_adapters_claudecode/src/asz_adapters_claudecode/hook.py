@@ -77,13 +77,44 @@ def main(argv: list[str] | None = None) -> int:
 
             _signal.signal(_signal.SIGALRM, _late)
             _signal.setitimer(_signal.ITIMER_REAL, budget)
-        data = _loads(sys.stdin.buffer.read() or b"{}")
+        data = _loads(_read_input() or b"{}")
         handle(argv[0] if argv else "", data)
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the agent
         if isinstance(exc, SystemExit) and not exc.code:
             return 0
         _log(exc)
     return 0
+
+
+INPUT_WAIT = 0.5
+"""Seconds the hook waits for its input: Claude Code writes it whole at once; a stdin that is
+never closed is read until what came parses as the JSON object, and never waited on longer."""
+
+
+def _read_input(fd: int = 0, wait: float = INPUT_WAIT) -> bytes:
+    """The hook input: stdin to its end, or as soon as what arrived is a whole JSON object, or what
+    arrived within ``wait`` seconds (a writer that keeps stdin open never holds the agent)."""
+    import select
+
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + wait
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(left * 1000):
+            break  # nothing more in time: what came is all there is
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        if chunk.rstrip().endswith(b"}"):
+            try:
+                _loads(b"".join(chunks))
+                break  # whole: stdin may stay open, the hook goes on
+            except ValueError:
+                pass
+    return b"".join(chunks)
 
 
 def handle(event: str, data: dict[str, Any]) -> None:
@@ -280,20 +311,78 @@ def _run(argv: list[str], stdin: bytes | None, env: dict[str, str], timeout: flo
 # --- the workspace's state ---------------------------------------------------------------------
 
 def _digest_file(path: str) -> tuple[str | None, int, bool]:
-    """(digest, size, read): ``None`` when absent; a stat signature when too large to read."""
+    """(digest, size, read): ``None`` when absent (or not a regular file, or unreadable); a stat
+    signature when too large to read."""
+    fd = _open_file(path)
+    if fd is None:
+        return None, 0, False
     try:
-        st = os.stat(path)
-    except OSError:
-        return None, 0, False
-    if not _is_file(st):
-        return None, 0, False
-    if st.st_size > HASH_MAX:
-        return f"size:{st.st_size}:mtime:{st.st_mtime_ns}", st.st_size, False
-    h = sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
+        st = os.fstat(fd)
+        if st.st_size > HASH_MAX:
+            return f"size:{st.st_size}:mtime:{st.st_mtime_ns}", st.st_size, False
+        h = sha256()
+        while chunk := os.read(fd, 1 << 20):
             h.update(chunk)
+    except OSError:  # a read that would wait or fails: no digest, as for a file that is not there
+        return None, 0, False
+    finally:
+        os.close(fd)
     return "sha256:" + h.hexdigest(), st.st_size, True
+
+
+def _read_file(path: str, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of a regular file, or None (absent, not a regular file, unreadable)."""
+    fd = _open_file(path)
+    if fd is None:
+        return None
+    try:
+        out = b""
+        while len(out) < limit and (chunk := os.read(fd, limit - len(out))):
+            out += chunk
+        return out
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+_OPEN = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+def _open_file(path: str) -> int | None:
+    """A descriptor of ``path`` when it is a regular file, checked on what was opened; never waits
+    (a FIFO, a device or /proc/kmsg is refused, or its read fails at once instead of blocking).
+    asz_core.regular does the same for collect; the hook imports nothing of asz (start-up time)."""
+    try:
+        fd = os.open(path, _OPEN)
+    except OSError:
+        return None
+    try:
+        if _is_file(os.fstat(fd)):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _escapes(root: str, path: str) -> bool:
+    """Whether ``path`` lies outside the workspace ``root``: by name (``../x``, ``/etc/passwd``) or
+    through a symlink (a link in the workspace to a file outside it, ``/proc/kmsg``). Such a file
+    is named in the record, never read: the hook reads nothing of the machine beyond the workspace."""
+    p = os.path.normpath(os.path.join(root, path))
+    if not _inside(p, os.path.normpath(root)):
+        return True
+    return not _inside(os.path.realpath(p), _real(root))
+
+
+_REAL: dict[str, str] = {}
+
+
+def _real(root: str) -> str:
+    if root not in _REAL:
+        _REAL[root] = os.path.realpath(root)
+    return _REAL[root]
 
 
 def _is_file(st: os.stat_result) -> bool:
@@ -366,11 +455,10 @@ def gitignore_matcher(root: str) -> Any:
     work tree). It reads ``*``, ``?``, ``**``, a leading ``/``, a trailing ``/`` and ``!``."""
     import re
 
-    try:
-        with open(os.path.join(root, ".gitignore"), encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
+    data = None if _escapes(root, ".gitignore") else _read_file(os.path.join(root, ".gitignore"), 1 << 20)
+    if data is None:
         return lambda rel: False
+    lines = data.decode("utf-8", "replace").splitlines()
     rules: list[tuple[re.Pattern[str], bool, bool]] = []
     for line in lines:
         s = line.rstrip()
@@ -453,9 +541,8 @@ def _keep_blob(path: str, digest: str | None) -> str | None:
         d = _blob_dir()
         dst = os.path.join(d, digest[7:])
         if not os.path.exists(dst):
-            with open(path, "rb") as f:
-                data = f.read(TEXT_MAX + 1)
-            if len(data) > TEXT_MAX or _binary(data):
+            data = _read_file(path, TEXT_MAX + 1)
+            if data is None or len(data) > TEXT_MAX or _binary(data):
                 return None
             os.makedirs(d, exist_ok=True)
             _write_atomic(dst, data)
@@ -507,7 +594,7 @@ def pre(data: dict[str, Any]) -> None:
             if i >= DIRTY_MAX:
                 before[rel] = _stat_of(os.path.join(root, rel))
                 continue
-            before[rel] = _before_of(os.path.join(root, rel), cache=cache)
+            before[rel] = _before_of(root, rel, cache=cache)
         if len(cache) != n or cache.get("\0changed"):
             cache.pop("\0changed", None)
             _save_digests(str(session), cache)
@@ -523,7 +610,7 @@ def pre(data: dict[str, Any]) -> None:
         if rel not in before:
             # A file matched by .gitignore is hashed, never copied (not even under ASZ_HOME).
             secret = rel in _ignored(root, state["mode"], [rel])
-            before[rel] = _before_of(os.path.join(root, rel), keep=not secret)
+            before[rel] = _before_of(root, rel, keep=not secret)
         state["named"] = rel
     state["before"] = before
     path = _pending(str(session), str(tool_id))
@@ -563,11 +650,15 @@ def _stat_of(path: str) -> list[Any] | None:
     return ["?stat", st.st_size, st.st_mtime_ns]
 
 
-def _before_of(path: str, keep: bool = True, cache: dict[str, Any] | None = None) -> list[Any] | None:
-    """[digest, size, blob, mtime_ns] of a file before the call, or None when it does not exist.
+def _before_of(root: str, rel: str, keep: bool = True, cache: dict[str, Any] | None = None) -> list[Any] | None:
+    """[digest, size, blob, mtime_ns] of a file before the call, or None when it does not exist
+    (or lies outside the workspace: never read).
 
     ``cache`` (path -> [size, mtime_ns, digest, blob]) spares reading a dirty file again at each
     call while its size and modification time stand."""
+    if _escapes(root, rel):
+        return None
+    path = os.path.join(root, rel)
     try:
         st = os.stat(path)
     except OSError:
@@ -857,6 +948,8 @@ def _ignored(root: str, mode: Any, rels: list[str]) -> set[str]:
 
 def _file_change(root: str, rel: str, before: Any, ignored: bool) -> dict[str, Any] | None:
     path = rel if os.path.isabs(rel) else os.path.join(root, rel)
+    if _escapes(root, rel):
+        return {"path": rel, "outside": True}  # named, never read: no digest, no diff
     if isinstance(before, list) and before[0] == "?stat":
         try:
             st = os.stat(path)
@@ -898,10 +991,8 @@ def _file_change(root: str, rel: str, before: Any, ignored: bool) -> dict[str, A
         if size_after > TEXT_MAX or after.startswith("size:"):
             f["oversized"] = True
             return f
-        try:
-            with open(path, "rb") as fh:
-                new = fh.read(TEXT_MAX + 1)
-        except OSError:
+        new = _read_file(path, TEXT_MAX + 1)
+        if new is None:
             return f
         if len(new) > TEXT_MAX:
             f["oversized"] = True

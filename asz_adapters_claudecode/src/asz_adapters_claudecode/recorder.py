@@ -246,7 +246,7 @@ def read_spool(path: Path, cursor: Cursor) -> Iterator[Entry | Problem]:
                     raw=body, events=(event,), ts=ts if isinstance(ts, str) else None)
 
 
-_FILE_FIELDS = ("kind", "before", "after", "size_before", "size_after", "binary", "ignored", "oversized", "diff_cut")
+_FILE_FIELDS = ("kind", "before", "after", "size_before", "size_after", "binary", "ignored", "oversized", "diff_cut", "outside")
 
 
 def change_event(obj: dict[str, Any]) -> dict[str, Any]:

@@ -82,7 +82,7 @@ def operations(conv: Conversation, file_requests: FileRequests | None = None) ->
         for i, f in enumerate(ev.get("files") or ()):
             path = _norm(f.get("path"))
             named.add(path)
-            flags = tuple(k for k in ("binary", "ignored", "oversized", "diff_cut") if f.get(k))
+            flags = tuple(k for k in ("binary", "ignored", "oversized", "diff_cut", "outside") if f.get(k))
             if f.get("diff_lines"):
                 flags += ("diff",)
             found.append((ev["seq"], i, {**base, "shows": "capture", "path": path, "kind": f.get("kind"),
