@@ -78,7 +78,9 @@ def plain_answer(inputs: list[Any]) -> dict[str, Any]:
 
 
 def judge(store: Any, tmp_path: Path, cid: str, calls: list[dict[str, Any]], **kw: Any) -> tuple[runner.RunResult, dict[str, Any]]:
-    """Run the targets stage with a script of ``calls``; returns the result and the stage file."""
+    """Run the targets stage with a script of ``calls`` (``stages=None`` runs every stage);
+    returns the result and the targets stage file."""
+    kw.setdefault("stages", ("targets",))
     script = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.json"
     script.write_text(json.dumps({"calls": calls}))
     settings = kw.pop("settings", {})

@@ -12,12 +12,17 @@ from asz_core.judge import runner
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_example_script_judges_the_bundled_example(store: Any) -> None:
+def judge_example(store: Any) -> runner.RunResult:
+    """kit/example's run: the bundled conversation collected, judged by its script."""
     from asz_core.collect import collect
 
     collect([ROOT / "examples" / "claude-code"], store)
-    res = runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{ROOT / 'examples' / 'scripted-5e1f0c2a.yaml'}"),
-                       store=store)
+    return runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{ROOT / 'examples' / 'scripted-5e1f0c2a.yaml'}"),
+                        store=store)
+
+
+def test_the_example_script_judges_the_bundled_example(store: Any) -> None:
+    res = judge_example(store)
     stage = json.loads((res.path / "stages" / "targets.json").read_text())
     assert stage["status"] == "complete", stage["note"]
     assert [(t["id"], t["kind"], t["state"], t["talks"]) for t in stage["targets"]] == [
@@ -50,3 +55,24 @@ def test_the_example_script_judges_the_bundled_example(store: Any) -> None:
     assert Decimal(t1["cost"]["avoidable"]["money"]) == (money["s8"] + money["s10"]).quantize(six)
     assert t1["cost"]["avoidable_by_cause"]["main_agent"] == t1["cost"]["avoidable"]
     assert t2["cost"]["avoidable"]["calls"] == 0 and t2["cost"]["not_reviewed"]["calls"] == 0
+
+
+def test_the_example_script_answers_the_achievement_stage(store: Any) -> None:
+    from rich.console import Console
+
+    from asz_core.judge.report import run_text
+
+    res = judge_example(store)
+    st = json.loads((res.path / "stages" / "achievement.json").read_text())
+    assert st["status"] == "complete", st["note"]
+    assert [(t["target"], t["level"], t["basis"], [(c["id"], c["state"]) for c in t["criteria"]]) for t in st["achievement"]] == [
+        ("t1", "achieved", "observed_result", [("t1.c1", "met"), ("t1.c2", "met")]),
+        ("t2", "unverified", "delivered_answer", [("t2.c1", "met"), ("t2.c2", "met"), ("t2.c3", "not_captured")])]
+    t1 = st["achievement"][0]
+    assert t1["account"]["own_operations"] == ["o1", "o2"] and t1["rework"][0]["id"] == "t1.r1"
+    assert t1["findings"][0]["anchor"] == "s7" and t1["standing"] == ["t1.e1"]
+    con = Console(width=140, record=True)
+    con.print(run_text(runner.read_run(res.path)))
+    out = con.export_text()
+    assert "achievement: 2 of 2 targets judged: 1 achieved, 1 unverified" in out
+    assert "t2.c3 not_captured" in out and "observed_result" in out

@@ -22,7 +22,7 @@ def test_the_kit_ships_in_the_package_and_the_top_level_links_to_it() -> None:
     assert (ROOT / "kit/schemas").resolve() == kit.path / "schemas"
     names = [f.name for f in kit.files()]
     for want in ("shared.md", "labels.md", "targets.md", "targets.json", "subtasks.md", "subtasks.json", "efficiency.md",
-                 "efficiency.json"):
+                 "efficiency.json", "achievement.md", "achievement.json"):
         assert want in names
 
 
@@ -51,12 +51,14 @@ def test_another_kit_by_asz_kit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_every_slot_is_filled_once() -> None:
     slots = set(re.findall(r"\{\{(\w+)\}\}", Kit.load().template("targets")))
     assert slots == {"budget", "card", "call_note", "own", "context", "catalogue", "goals"}
+    assert set(re.findall(r"\{\{(\w+)\}\}", Kit.load().template("achievement"))) == {"budget", "card", "call_note", "own",
+                                                                                   "catalogue"}
     assert render("a {{x}} b", {"x": "{{x}}"}) == "a {{x}} b"
     with pytest.raises(KeyError):
         render("{{y}}", {})
 
 
-@pytest.mark.parametrize("stage", ["targets", "subtasks", "efficiency"])
+@pytest.mark.parametrize("stage", ["targets", "achievement", "subtasks", "efficiency"])
 def test_the_prompt_example_holds_to_the_schema(stage: str) -> None:
     kit = Kit.load()
     text = kit.template(stage)

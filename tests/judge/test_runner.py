@@ -92,7 +92,7 @@ def test_files_are_written_once(tmp_path: Path) -> None:
 def test_runs_are_never_merged_and_stages_can_be_chosen(corpus_store: Any, tmp_path: Path) -> None:
     cid = cid_with(corpus_store, 1)
     ans = plain_answer(inputs_of(corpus_store, cid))
-    a, _ = judge(corpus_store, tmp_path, cid, [entry(ans)])
+    a, _ = judge(corpus_store, tmp_path, cid, [entry(ans)], stages=None)
     b, _ = judge(corpus_store, tmp_path, cid, [entry(ans)], stages=("targets", "reference"))
     assert a.path != b.path and a.path.parent == b.path.parent
     assert b.stages == {"targets": "complete", "achievement": "skipped", "subtasks": "skipped", "efficiency": "skipped",
@@ -101,8 +101,10 @@ def test_runs_are_never_merged_and_stages_can_be_chosen(corpus_store: Any, tmp_p
     assert sf["reason"] == "not asked for (--stages)"
     sf = json.loads((b.path / "stages/reference.json").read_text())
     assert sf["reason"] == "no sources were given"
-    a_ach = json.loads((a.path / "stages/achievement.json").read_text())
-    assert a_ach["status"] == "skipped" and a_ach["reason"] == "not built yet"
+    a_sub = json.loads((a.path / "stages/subtasks.json").read_text())
+    assert a_sub["status"] == "skipped" and a_sub["reason"] == "not built yet"
+    a_ach = json.loads((a.path / "stages/achievement.json").read_text())  # the script answers no achievement call
+    assert a_ach["status"] == "failed" and a_ach["reason"].startswith("every call gave nothing readable twice")
     close = json.loads((a.path / "close.json").read_text())
     assert close["consumed"]["requests"] == 1 and close["stages"]["targets"] == "complete"
     with pytest.raises(ConfigError, match="no stage 'judging'"):

@@ -200,6 +200,17 @@ class Navigator:
         return sum(len(self._envelope("talk", first if p == 1 else self._talk(id=talk, page=p)))
                    for p in range(1, first["pages"] + 1))
 
+    def talk_row(self, kid: str) -> dict[str, Any] | None:
+        """A main talk's row as ``talks`` shows it (None for a talk the window does not list)."""
+        return self._row("talks", self._talk_rows, kid)
+
+    def operation_rows(self) -> list[dict[str, Any]]:
+        """The file operations as ``operations`` shows them, in landing order."""
+        got = self._cache.get("operation_rows")
+        if got is None:
+            got = self._cache["operation_rows"] = self._operation_rows()
+        return list(got)
+
     # --- the envelope, budget and log ---------------------------------------------------------
 
     @property
@@ -762,11 +773,27 @@ class Navigator:
             if id is not None:
                 raise NavError(f"no target {id!r}: the targets stage has not run")
             return {"targets": [], "note": "the targets stage has not run"}
+        judged = self._achievement()
         if id is not None:
-            return self._item(next((t for t in targets if t.get("id") == id), None), str(id), offset)
+            t = next((t for t in targets if t.get("id") == id), None)
+            if t is not None and id in judged:
+                t = {**t, "achievement": judged[id]}
+            return self._item(t, str(id), offset)
         rows = [{"id": t.get("id"), "statement": _clip(str(t.get("statement", "")), 400), "talks": t.get("talks"),
-                 "state": t.get("state")} for t in targets]
+                 "state": t.get("state")} | ({"level": judged[t["id"]]["level"]} if t.get("id") in judged else {})
+                for t in targets]
         return self._page(self._pages("targets", lambda: rows, "targets"), page, "targets")
+
+    def _achievement(self) -> dict[str, dict[str, Any]]:
+        """Per target the achievement stage judged: its level, basis and the steps it cited (what
+        the sub-task and efficiency stages are given), once that stage ran."""
+        if "achievement" not in self._cache:
+            doc = self._run_json("stages/achievement.json") or {}
+            rows = doc.get("achievement", []) if isinstance(doc, dict) else []
+            self._cache["achievement"] = {r["target"]: {"level": r.get("level"), "basis": r.get("basis"),
+                                                        "cited": r.get("cited") or []}
+                                          for r in rows if isinstance(r, dict) and r.get("judged")}
+        return self._cache["achievement"]
 
     def _sources(self, id: Any = None, offset: Any = 0) -> dict[str, Any]:  # noqa: A002
         """Saved sources: the list, or one source's text, paged by byte offset."""

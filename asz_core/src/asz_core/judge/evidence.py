@@ -190,11 +190,11 @@ class Evidence:
         kind, n = m.group(1), int(m.group(2))
         if kind == "k":
             if cid in self.w.talks:
-                return Cite(cid, "talk", talk=cid, fact=f"{cid} is a talk id, which cites nothing in particular")
+                return Cite(cid, "talk", talk=cid, fact=f"{cid}: a talk id, which cites nothing in particular")
             return Cite(cid, "unknown", fact=f"{cid}: no such talk in this window")
         if kind == "a":
             if cid in self.w.streams:
-                return Cite(cid, "stream", stream=cid, fact=f"{cid} is a stream id, which cites nothing in particular")
+                return Cite(cid, "stream", stream=cid, fact=f"{cid}: a stream id, which cites nothing in particular")
             return Cite(cid, "unknown", fact=f"{cid}: no such stream in this window")
         if kind == "i":
             s = self._input_step.get(cid)
@@ -306,11 +306,22 @@ class Evidence:
         interrupt, or the person's input after the inputs that set ``target``."""
         return self.observed(c) or self.person_after_setting(c, target)
 
-    def why_not(self, cs: Sequence[Cite]) -> str:
-        """asz's words for why none of ``cs`` shows a thing."""
+    def why_not(self, cs: Sequence[Cite], target: str | None = None) -> str:
+        """asz's words for why none of ``cs`` shows a thing (about ``target``, when given: an
+        input that set it, or came before it, says so)."""
         if not cs:
             return "it cites nothing"
-        return "nothing it cites shows it: " + "; ".join(c.fact for c in cs)
+
+        def said(c: Cite) -> str:
+            if target is not None and c.shows == "person":
+                if self.sets(c, target):
+                    return f"{c.fact}, which set {target}: what was asked, never that it was done"
+                created = self._created.get(target)
+                if created is None or (c.seq is not None and c.seq <= created):
+                    return f"{c.fact}, before {target} was set"
+            return c.fact
+
+        return "nothing it cites shows it: " + "; ".join(said(c) for c in cs)
 
     @staticmethod
     def order(c: Cite) -> int | None:

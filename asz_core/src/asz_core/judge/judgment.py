@@ -16,7 +16,7 @@ from attrs import field, frozen
 
 from .statement import AVOIDABLE, CAUSES, NOT_AVOIDABLE, NOT_REVIEWED, Statement
 
-VERSION = 1
+VERSION = 2
 """Version of the run files' shape (run.json, stages/*.json, close.json). Bump on change."""
 
 STATUSES = ("complete", "partial", "failed", "skipped")
@@ -189,8 +189,9 @@ class Check:
     """Something asz left out, filled in or changed in an answer, and why."""
 
     kind: str
-    """``left_out``, ``filled_in``, ``changed``, or ``unknown``: what the answer leaves unknown and
-    asz keeps so (a target replaced by one the answer does not name)."""
+    """``left_out``, ``filled_in``, ``changed``, ``unknown`` (what the answer leaves unknown and
+    asz keeps so: a target replaced by one the answer does not name), or ``noted`` (something the
+    stage cannot fill in that leaves it partial: a target with criteria met and no delivery kept)."""
     where: str
     """What it is about: an input, a target, a goal, a call."""
     what: str
@@ -435,7 +436,7 @@ class Finding:
     id: str
     target: str
     anchor: str
-    """The step where the problem happened."""
+    """The step (or input) where the problem happened."""
     what: str
     why: str | None
     avoid: str | None
@@ -455,6 +456,229 @@ class EfficiencyHeader:
 
 
 # --- files ----------------------------------------------------------------------------------------
+
+# --- achievement ----------------------------------------------------------------------------------
+
+STATES = ("met", "not_met", "unknown", "not_captured")
+LEVELS = ("achieved", "partial", "not_achieved", "unverified")
+BASES = ("person_accepted", "observed_result", "delivered_answer", "agent_claim_only", "no_evidence")
+CLAIM_CHECKS = ("supported", "contradicted", "no_evidence", "not_captured")
+EVENTS = ("delivered", "undone", "delivered_again")
+CONCERNS = ("answer", "revision", "file", "remote_change")
+TRIGGERS = ("person", "verification", "tool")
+CAUSES = ("agent_error", "requirement_change", "unknown")
+
+
+@frozen
+class Observation:
+    """An excerpt of a cited step, what the record says of the step, and the evaluator's reading."""
+
+    step: str
+    excerpt: str
+    """Word for word in the step (whitespace folded), at most 300 bytes."""
+    fact: str
+    """What the record says of the step (returned, failed, no_result, an API error, an interrupt,
+    a reply, an input): asz's, a fact."""
+    reading: str | None
+    """What the evaluator reads in it: an interpretation."""
+
+
+@frozen
+class CriterionState:
+    id: str
+    """t2.c1"""
+    text: str
+    state: str
+    """met, not_met, unknown or not_captured."""
+    reason: str | None
+    """Why the state holds: asz's when asz changed the state, else the evaluator's."""
+    by: str
+    """``evaluator``, or ``asz`` when asz changed or filled in the state."""
+    evaluator_state: str | None = None
+    """What the evaluator said, when asz changed it."""
+    evaluator_reason: str | None = None
+    """The evaluator's own reason, kept apart when asz changed the state."""
+    delivered: bool = False
+    """The evaluator's word that the criterion asks for an answer a reply delivered."""
+    cites: tuple[str, ...] = ()
+    """The steps it cites that the window holds."""
+    shown_by: tuple[str, ...] = ()
+    """Those of them that show a met or not_met."""
+    observations: tuple[Observation, ...] = ()
+
+
+@frozen
+class ClaimCheck:
+    """A claim of the agent about the outcome (or a statement of a delivered answer), checked."""
+
+    claim: str
+    said: str
+    """The step where the agent said it."""
+    check: str
+    """supported, contradicted, no_evidence or not_captured."""
+    by: str
+    evaluator_check: str | None = None
+    reason: str | None = None
+    criteria: tuple[str, ...] = ()
+    """The criteria it bears on (none: the whole target)."""
+    cites: tuple[str, ...] = ()
+
+
+@frozen
+class Event:
+    id: str
+    """t1.e1, in recorded order."""
+    event: str
+    """delivered, undone or delivered_again."""
+    concerns: str
+    """answer, revision, file or remote_change."""
+    at: str
+    """The earliest step that shows it."""
+    what: str | None
+    cites: tuple[str, ...]
+    corrects: tuple[str, ...] = ()
+    """delivered_again: the earlier deliveries it corrects (none: all standing then)."""
+    criteria: tuple[str, ...] = ()
+    """undone: the criteria it took back (none: the whole result)."""
+    deliveries: tuple[str, ...] = ()
+    """undone: the deliveries it took back (none: every one standing then)."""
+    applies: bool | None = None
+    """undone: whether it applies at the end (one of its deliveries still stands)."""
+
+
+@frozen
+class Contradiction:
+    delivery: str
+    """The delivery event it concerns (t1.e1)."""
+    disproves: str
+    """``conclusion`` or ``criteria``."""
+    criteria: tuple[str, ...]
+    cites: tuple[str, ...]
+    what: str | None
+    applies: bool
+    """Its delivery stands at the end."""
+
+
+@frozen
+class ReworkRound:
+    id: str
+    """t1.r1"""
+    attempt: tuple[str, ...]
+    trigger: str
+    """person, verification or tool."""
+    trigger_step: str
+    redo: tuple[str, ...]
+    cause: str
+    """agent_error, requirement_change or unknown."""
+    start: str
+    """The trigger's step: a round runs from its trigger to the last step of its redo."""
+    end: str
+    what: str | None = None
+    evaluator_cause: str | None = None
+    """The evaluator's cause, when asz changed it."""
+
+
+@frozen
+class Part:
+    """A part of an account: what it says, and the steps it cites that show it."""
+
+    text: str
+    cites: tuple[str, ...]
+
+
+@frozen
+class CheckMade:
+    """A check made for a question: what was checked or tried, what it found, how far that holds."""
+
+    what: str
+    found: str | None
+    holds: str | None
+    cites: tuple[str, ...]
+
+
+@frozen
+class QuestionAccount:
+    asked: Part | None
+    checks: tuple[CheckMade, ...]
+    ruled_out: tuple[Part, ...]
+    answer: Part | None
+
+
+@frozen
+class RemoteOperation:
+    """An operation on another system: its request, response and later confirmation."""
+
+    system: str | None
+    operation: str | None
+    tool: str | None
+    """The tool the request went through, as the record names it."""
+    request: Part
+    response: Part | None
+    confirmation: Part | None
+
+
+@frozen
+class FileGroup:
+    area: str | None
+    category: str | None
+    changed: str | None
+    operations: tuple[str, ...]
+
+
+@frozen
+class Account:
+    question: QuestionAccount | None = None
+    operations: tuple[RemoteOperation, ...] = ()
+    files: tuple[FileGroup, ...] = ()
+    own_operations: tuple[str, ...] = ()
+    """The target's own file operations: those of the steps the target received."""
+    ungrouped: tuple[str, ...] = ()
+    """Its own operations no group names."""
+
+
+@frozen
+class TargetAchievement:
+    target: str
+    judged: bool
+    """False when it was not judged: cancelled, replaced, or its call failed twice (``why``)."""
+    why: str | None = None
+    call: int | None = None
+    level: str | None = None
+    """Derived by asz from the criteria's states (decisions.md section 5), never the evaluator's."""
+    basis: str | None = None
+    evaluator_basis: str | None = None
+    """The basis the evaluator gave, when asz weakened it."""
+    basis_reason: str | None = None
+    basis_cites: tuple[str, ...] = ()
+    live: int = 0
+    met: int = 0
+    unknown: int = 0
+    """Live criteria unknown or not_captured."""
+    criteria: tuple[CriterionState, ...] = ()
+    claims: tuple[ClaimCheck, ...] = ()
+    events: tuple[Event, ...] = ()
+    standing: tuple[str, ...] = ()
+    """The deliveries standing at the end."""
+    contradictions: tuple[Contradiction, ...] = ()
+    rework: tuple[ReworkRound, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    account: Account | None = None
+    cited: tuple[str, ...] = ()
+    """Every step the kept judgment cites, in landing order: what the sub-task and efficiency
+    stages are given for this target."""
+    notes: str | None = None
+    """The evaluator's notes."""
+
+
+@frozen
+class AchievementHeader:
+    targets: int
+    judged: int
+    levels: dict[str, int]
+    """Judged targets per level."""
+    not_judged: dict[str, int]
+    """Targets not judged, per reason."""
+
 
 @frozen
 class StageFile:
@@ -476,7 +700,7 @@ class StageFile:
     evaluator: EvaluatorRef | None
     run: StageRun
     checks: tuple[Check, ...] = ()
-    header: TargetsHeader | SubtasksHeader | EfficiencyHeader | None = None
+    header: TargetsHeader | AchievementHeader | SubtasksHeader | EfficiencyHeader | None = None
     goals: tuple[Goal, ...] = ()
     targets: tuple[Target, ...] = ()
     inputs: tuple[InputJudgment, ...] = ()
@@ -488,6 +712,9 @@ class StageFile:
     """The sub-task and efficiency stages: each model call the stage labels (close prices them);
     a call no row labels is not reviewed."""
     findings: tuple[Finding, ...] = ()
+    achievement: tuple[TargetAchievement, ...] = ()
+    """The achievement stage: one entry per target of the targets stage, in its order (each with
+    its own findings)."""
 
 
 @frozen

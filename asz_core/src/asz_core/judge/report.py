@@ -59,6 +59,9 @@ def run_text(d: dict[str, Any]) -> Group:
     tg = stages.get("targets")
     if tg and tg.get("status") in ("complete", "partial"):
         parts.append(targets_text(tg))
+    ach = stages.get("achievement")
+    if ach and ach.get("achievement"):
+        parts.append(achievement_text(ach))
     from .work_report import efficiency_text, subtasks_text
 
     for name, render in (("subtasks", subtasks_text), ("efficiency", efficiency_text)):
@@ -111,3 +114,31 @@ def targets_text(tg: dict[str, Any]) -> Group:
         it.add_row(r["input"], r["talk"], acts + ("" if r.get("answered", True) else " (unanswered)"), rels)
     tables.append(it)
     return Group(*tables)
+
+
+def achievement_text(st: dict[str, Any]) -> Group:
+    """Each target's level (derived from its criteria), basis and criteria, with what asz changed."""
+    h = st.get("header") or {}
+    levels = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in (h.get("levels") or {}).items()) or "none judged"
+    not_judged = ", ".join(f"{n} {k}" for k, n in (h.get("not_judged") or {}).items())
+    head = Text(f"achievement: {h.get('judged', 0)} of {h.get('targets', 0)} targets judged: {levels}"
+                + (f"; not judged: {not_judged}" if not_judged else ""), style="bold")
+    t = Table("target", "level", "basis", "criteria", "deliveries · rework · findings", show_lines=True)
+    for r in st.get("achievement", []):
+        if not r.get("judged"):
+            t.add_row(r["target"], "—", "—", escape(r.get("why") or "not judged"), "")
+            continue
+        basis = r.get("basis") or "—"
+        if r.get("evaluator_basis"):
+            basis += f"\n(said {r['evaluator_basis']}: weakened)"
+        crit = "\n".join(f"{c['id']} {c['state']}" + (f" (said {c['evaluator_state']})" if c.get("evaluator_state") else "")
+                         + (f": {c['reason']}" if c.get("reason") else "") for c in r.get("criteria", [])) or "no live criteria"
+        events = ", ".join(f"{e['id']} {e['event']} {e['concerns']} at {e['at']}" for e in r.get("events", [])) or "no delivery"
+        extra = [events, f"standing: {', '.join(r.get('standing') or []) or 'none'}"]
+        extra += [f"{x['id']} {x['trigger']} at {x['trigger_step']} ({x['cause']})" for x in r.get("rework", [])]
+        extra += [f"{f['id']} at {f['anchor']}: {f['what']}" for f in r.get("findings", [])]
+        contra = [c for c in r.get("contradictions", [])]
+        extra += [f"contradicts {c['delivery']} ({c['disproves']})" + ("" if c.get("applies") else ", not standing") for c in contra]
+        t.add_row(r["target"], f"{r.get('level')}\n{r.get('met', 0)}/{r.get('live', 0)} met", escape(basis), escape(crit),
+                  escape("\n".join(extra)))
+    return Group(head, t)

@@ -7,11 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..config import STAGES
+from .achievement import run_achievement
 from .efficiency import run_efficiency
 from .subtasks import run_subtasks
 from .targets import run_targets
 
-STAGE_FUNCTIONS: dict[str, Callable[..., Any]] = {"targets": run_targets, "subtasks": run_subtasks,
-                                                  "efficiency": run_efficiency}
+STAGE_FUNCTIONS: dict[str, Callable[..., Any]] = {"targets": run_targets, "achievement": run_achievement,
+                                                  "subtasks": run_subtasks, "efficiency": run_efficiency}
 
 __all__ = ["STAGES", "STAGE_FUNCTIONS"]
