@@ -99,7 +99,7 @@ def run_with(store: Any, tmp_path: Path, **files: dict[str, Any]) -> Path:
     skipped ones (the shapes close reads), closed again."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"calls": [entry(targets_answer())]}))
-    res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{script}"), store=store)
+    res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{script}", stages=("targets",)), store=store)
     assert json.loads((res.path / "stages/targets.json").read_text())["status"] == "complete"
     copy = res.path.parent / (res.path.name + "-with")
     shutil.copytree(res.path, copy)
@@ -114,7 +114,7 @@ def run_with(store: Any, tmp_path: Path, **files: dict[str, Any]) -> Path:
 
 
 def test_shares_and_times_with_only_the_targets_stage(conv_store: Any, tmp_path: Path) -> None:
-    res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{_script(tmp_path)}"), store=conv_store)
+    res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{_script(tmp_path)}", stages=("targets",)), store=conv_store)
     st = json.loads((res.path / "close.json").read_text())["statement"]
     # What the runner wrote is what close computes again from the run's files.
     assert (res.path / "close.json").read_bytes() == dumps(close_file(res.path, conv_store), indent=True) + b"\n"
@@ -211,7 +211,7 @@ def test_a_cancelled_target_keeps_only_its_rework_and_corrections(conv_store: An
     ans["targets"][0]["state"] = "cancelled"
     script = tmp_path / "cancel.json"
     script.write_text(json.dumps({"calls": [entry(ans)]}))
-    res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{script}"), store=conv_store)
+    res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{script}", stages=("targets",)), store=conv_store)
     copy = res.path.parent / (res.path.name + "-with")
     shutil.copytree(res.path, copy)
     (copy / "close.json").unlink()
@@ -246,7 +246,7 @@ def test_a_changed_price_file_is_refused(conv_store: Any, tmp_path: Path) -> Non
     prices = tmp_path / "prices.json"
     prices.write_bytes(default_price_file().read_bytes())
     script = _script(tmp_path)
-    res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{script}", prices=str(prices)), store=conv_store)
+    res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{script}", stages=("targets",), prices=str(prices)), store=conv_store)
     assert json.loads((res.path / "close.json").read_text())["statement"] is not None
     prices.write_bytes(prices.read_bytes().replace(b'"input_mtok"', b'"input_mtok" ', 1))
     from asz_core import ledger
@@ -263,7 +263,7 @@ def test_what_judging_consumed_is_priced_beside_the_conversation(conv_store: Any
             e["requests"].append({"usage": None})  # a request whose usage was never said
         script = tmp_path / f"priced-{lost}.json"
         script.write_text(json.dumps({"calls": [e]}))
-        res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{script}"), store=conv_store)
+        res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{script}", stages=("targets",)), store=conv_store)
         return json.loads((res.path / "close.json").read_text())["statement"]["judging"]
 
     j = judging(False)

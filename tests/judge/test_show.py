@@ -31,7 +31,7 @@ def asz(home: Path, *args: str, columns: int = 80, colour: bool = False) -> subp
 def judged(conv_store: Any, tmp_path: Path) -> tuple[Path, Path]:  # noqa: F811
     from asz_core.judge import runner
 
-    res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{_script(tmp_path)}"), store=conv_store)
+    res = runner.judge(runner.JudgeOptions(SESSION, evaluator=f"scripted:{_script(tmp_path)}", stages=("targets",)), store=conv_store)
     return Path(conv_store.path).parent, res.path
 
 
@@ -47,7 +47,7 @@ def test_show_puts_the_scores_first_and_never_cuts_money(judged: tuple[Path, Pat
     st = json.loads((path / "close.json").read_text())["statement"]
     first_score = next(i for i, x in enumerate(lines) if x.startswith("achievement "))
     goal = next(i for i, x in enumerate(lines) if x.startswith("g1 "))
-    stages = next(i for i, x in enumerate(lines) if "stages" in x and "━" not in x)
+    stages = next(i for i, x in enumerate(lines) if x.strip() == "stages")  # the table's title
     assert first_score < goal < stages
     for t in st["targets"]:
         row = next(x for x in lines if x.startswith(t["id"] + " ") and "$" in x)
@@ -81,6 +81,7 @@ def test_a_failed_stage_exits_3_after_the_run_is_written(conv_store: Any, tmp_pa
     # A run whose stages all ran: exit 0.
     every = tmp_path / "every-stage.json"  # answers for every stage built, each empty but readable
     every.write_text(json.dumps({"calls": [*json.loads(_script(tmp_path).read_text())["calls"],
+                                           *({"stage": "achievement", "call": n, "answer": {"targets": []}} for n in (1, 2)),
                                            {"stage": "subtasks", "answer": {"decisions": []}},
                                            {"stage": "efficiency", "answer": {"talks": []}}]}))
     ok = asz(home, "judge", SESSION, "--evaluator", f"scripted:{every}", "--json")
