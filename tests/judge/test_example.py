@@ -43,7 +43,8 @@ def test_the_example_script_judges_the_bundled_example(store: Any) -> None:
     assert [(p["start"], p["label"]["label"], p["calls"]) for t in eff["talks"] for p in t["parts"]] == [
         ("s1", "productive", ["s2", "s5"]), ("s9", "avoidable_error", ["s8", "s10"]), ("s13", "productive", ["s13", "s15"]),
         ("s17", "productive", ["s18", "s22", "s25"])]
-    assert [(f["id"], f["target"], f["anchor"]) for f in eff["findings"]] == [("f1", "t1", "s9")]
+    # findings are numbered across the run: the achievement stage's f1, then efficiency's
+    assert [(f["id"], f["target"], f["anchor"]) for f in eff["findings"]] == [("f2", "t1", "s9")]
     from asz_core import ledger, window
 
     led = ledger.build(window.build(store, "5e1f0c2a").conv, ledger.load_prices(None))

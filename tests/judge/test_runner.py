@@ -101,8 +101,6 @@ def test_runs_are_never_merged_and_stages_can_be_chosen(corpus_store: Any, tmp_p
     assert sf["reason"] == "not asked for (--stages)"
     sf = json.loads((b.path / "stages/reference.json").read_text())
     assert sf["reason"] == "no sources were given"
-    a_sub = json.loads((a.path / "stages/subtasks.json").read_text())
-    assert a_sub["status"] == "skipped" and a_sub["reason"] == "not built yet"
     a_ach = json.loads((a.path / "stages/achievement.json").read_text())  # the script answers no achievement call
     assert a_ach["status"] == "failed" and a_ach["reason"].startswith("every call gave nothing readable twice")
     close = json.loads((a.path / "close.json").read_text())
