@@ -74,7 +74,7 @@ def test_the_plausible_run(corpus_store: Any, tmp_path: Path) -> None:
 
 def test_the_navigation_gives_later_stages_the_steps_cited(corpus_store: Any, tmp_path: Path) -> None:
     from asz_core import window
-    from asz_core.judge.stages.achievement import cited_steps
+    from asz_core.judge.labelling import cited_by_achievement
     from asz_core.navigation import Navigator
 
     res, st = story(corpus_store, tmp_path)
@@ -83,7 +83,7 @@ def test_the_navigation_gives_later_stages_the_steps_cited(corpus_store: Any, tm
     assert whole["achievement"] == {"level": "achieved", "basis": "delivered_answer", "cited": target(st, "t3")["cited"]}
     rows = json.loads(nav.call("targets"))["targets"]
     assert [(r["id"], r["level"]) for r in rows] == [("t1", "achieved"), ("t2", "unverified"), ("t3", "achieved")]
-    assert cited_steps(st) == {t: target(st, t)["cited"] for t in ("t1", "t2", "t3")}
+    assert cited_by_achievement(res) == {t: target(st, t)["cited"] for t in ("t1", "t2", "t3")}  # what later stages read
 
 
 def test_level_is_derived_from_the_states() -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -236,10 +235,4 @@ def run_achievement(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                           run=stage_run, checks=tuple(checks), header=header, achievement=tuple(rows))
 
 
-def cited_steps(stage: dict[str, Any]) -> dict[str, list[str]]:
-    """Per target, the steps the achievement stage cited for it (from ``stages/achievement.json``
-    as JSON): what the sub-task and efficiency stages are given."""
-    return {r["target"]: list(r.get("cited") or ()) for r in stage.get("achievement") or () if isinstance(r, dict)}
-
-
-__all__ = ["run_achievement", "cited_steps", "prior_targets", "Path"]
+__all__ = ["run_achievement", "prior_targets"]
