@@ -643,3 +643,18 @@ def test_no_targets_stage_no_achievement(corpus_store: Any, tmp_path: Path) -> N
 
 
 __all__ = ["T1", "T2", "T3", "answers"]
+
+
+def test_a_target_larger_than_a_chunk_names_its_rows_past_the_limit(corpus_store: Any, tmp_path: Path) -> None:
+    """t2 holds 33 file operations: with judge.chunk_bytes 4096 its rows past the limit are named
+    by count (they are its own all the same), and the catalogue is bounded by judge.state_bytes."""
+    res, st = run(corpus_store, tmp_path, [T1, T2, T3], settings={"judge.chunk_bytes": 4096, "judge.state_bytes": 200})
+    assert st["status"] == "complete", st["note"]
+    p2 = (res.path / "calls/achievement/2/1/prompt.md").read_text()
+    own = p2.split("### Your target", 1)[1].split("### The other targets", 1)[0]
+    m = __import__("re").search(r"Target t2 has more rows than fit one call: (\d+) of them \((o\d+) to (o48)\)", p2)
+    assert m and f'"id":"{m.group(2)}"' not in own and '"id":"o16"' in own
+    assert int(m.group(1)) == 48 - int(m.group(2)[1:]) + 1
+    ctx = p2.split("### The other targets", 1)[1].split("```", 2)[1]
+    assert len(ctx.strip().encode()) <= 200 and "statement" not in ctx and '"id":"t3"' in ctx
+    assert target(st, "t2")["account"]["own_operations"] == [f"o{n}" for n in range(16, 49)]
