@@ -12,6 +12,28 @@ CORPUS = Path(os.environ.get("ASZ_CORPUS") or ROOT.parent / "shared" / "corpus")
 CLAUDE_CORPUS = CORPUS / "claude-code"
 
 
+def without_corpus(*paths: Path) -> str | None:
+    """Why a test that reads these corpus paths cannot run here (the first one missing), or None.
+    A clone without ../shared beside it runs every other test and skips these, saying why."""
+    missing = next((p for p in paths or (CORPUS,) if not p.exists()), None)
+    if missing is None:
+        return None
+    return f"corpus not found: {missing} (tests read ../shared/corpus beside the repository, or $ASZ_CORPUS)"
+
+
+def skip_without_corpus(*paths: Path) -> pytest.MarkDecorator:
+    """A mark that skips a test (or a module, as ``pytestmark``) when a corpus path it reads is missing."""
+    why = without_corpus(*paths)
+    return pytest.mark.skipif(why is not None, reason=why or "")
+
+
+def need_corpus(*paths: Path) -> None:
+    """In a fixture or a test: skip it, saying why, when a corpus path it reads is missing."""
+    why = without_corpus(*paths)
+    if why:
+        pytest.skip(why)
+
+
 @pytest.fixture
 def asz_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh ASZ_HOME per test."""
@@ -35,8 +57,7 @@ def corpus_store(tmp_path_factory: pytest.TempPathFactory):
     from asz_core.collect import collect
     from asz_core.store import Store
 
-    if not CLAUDE_CORPUS.is_dir():
-        pytest.skip(f"corpus not found at {CLAUDE_CORPUS}")
+    need_corpus(CLAUDE_CORPUS)
     s = Store.open(tmp_path_factory.mktemp("corpus-home"))
     collect([CLAUDE_CORPUS], s)
     yield s

@@ -4,6 +4,7 @@ adapter), hand-made run trees for what the corpus lacks, and bad input."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import subprocess
@@ -21,7 +22,7 @@ from asz_core.collect import collect
 from asz_core.records import Cursor, Entry, Problem
 from asz_core.store import Store
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("ASZ_CORPUS") or Path(__file__).resolve().parents[2].parent / "shared" / "corpus")
 LS = CORPUS / "langsmith"
 SDK_FILES = sorted((LS / "langchain-ai__langsmith-sdk").rglob("*.json")) if LS.is_dir() else []
 SMITH_COPY = LS / "alex8224__synapse-agent" / "docs" / "smith_output.md"

@@ -4,6 +4,7 @@ the real service), the export-then-collect path, and the errors a person sees.""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import uuid
@@ -22,7 +23,7 @@ from asz_core.errors import AszError, ConfigError, MissingDependency
 from asz_core.records import Cursor, Entry
 from asz_core.store import Store
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "langsmith"
+CORPUS = Path(os.environ.get("ASZ_CORPUS") or Path(__file__).resolve().parents[2].parent / "shared" / "corpus") / "langsmith"
 PY_DATA = CORPUS / "langchain-ai__langsmith-sdk" / "python" / "tests" / "integration_tests" / "test_data"
 PROJECT_ID = "8d0c7d56-4c3e-4b8e-9d0a-4f0a6f1c2b11"
 TENANT_ID = "0b6f8d1e-7d44-4f7b-8f8e-7b0d4f9a2c33"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import need_corpus
+
 from .helpers import CLAUDE_CORPUS, FAKE_PLUGIN, PLUGIN_ENV
 
 
@@ -20,10 +22,11 @@ def _clean_plugin_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def corpus() -> Path:
-    if not CLAUDE_CORPUS.is_dir():
-        pytest.skip(f"corpus not found at {CLAUDE_CORPUS}")
+    """The Claude Code corpus, or the test is skipped. Session-scoped, so it is set up (and skips)
+    before any module fixture that copies corpus files."""
+    need_corpus(CLAUDE_CORPUS)
     return CLAUDE_CORPUS
 
 

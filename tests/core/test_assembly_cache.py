@@ -8,9 +8,10 @@ from asz_core import api
 from asz_core.assembly import assemble
 from asz_core.collect import collect
 
-from tests.conftest import CLAUDE_CORPUS
+from tests.conftest import CLAUDE_CORPUS, skip_without_corpus
 
 SESSION = CLAUDE_CORPUS / "marot__spotter/test/fixtures/transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+pytestmark = skip_without_corpus(SESSION)
 
 
 def _fresh(store, cid, number=None):

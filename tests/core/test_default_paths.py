@@ -7,12 +7,13 @@ import shutil
 from typer.testing import CliRunner
 
 from asz_core.cli import app
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, skip_without_corpus
 
 CC = CORPUS / "claude-code/d-kimuson__claude-code-viewer/mock-global-claude-dir/projects/sample-project/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
 CODEX = next((CORPUS / "codex").rglob("rollout-*.jsonl"), None)
 
 
+@skip_without_corpus(CC)
 def test_no_path_reads_each_runtime_home(tmp_path, monkeypatch):
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))

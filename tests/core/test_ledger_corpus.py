@@ -5,7 +5,6 @@ once, money that is Decimal and exact, and the same numbers for the same head an
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections import defaultdict
 from datetime import datetime
@@ -19,8 +18,9 @@ from asz_core.ledger import Tally, build, check_owners, for_all, load_prices, ro
 from asz_core.ledger_report import ledger_json
 from asz_core.pricing import Prices
 
-# As tests/conftest.py finds the corpus (its corpus_store fixture collects the same files).
-CLAUDE_CORPUS = Path(os.environ.get("ASZ_CORPUS") or Path(__file__).resolve().parents[2].parent / "shared" / "corpus") / "claude-code"
+from tests.conftest import CLAUDE_CORPUS, skip_without_corpus  # the files its corpus_store fixture collects
+
+from .helpers import MATCH
 
 
 # --- the independent computation (plain json; nothing of asz) ---------------------------------
@@ -200,10 +200,11 @@ def test_the_shipped_snapshot_is_the_installed_package_data() -> None:
     assert _providers_from_raw(doc["providers"]) == providers
 
 
+@skip_without_corpus(MATCH)
 def test_same_head_and_same_price_file_give_the_same_numbers_in_two_separate_processes(tmp_path: Path) -> None:
     """Two processes (other hash seeds), each collecting the same files into a store of its own and
     pricing with the same price file: the same head, and the same ledger to the last digit."""
-    from .helpers import MATCH, run_asz
+    from .helpers import run_asz
 
     own = tmp_path / "my-prices.json"
     shutil.copyfile(load_prices().file.path, own)
