@@ -35,6 +35,15 @@ async def _session(params: Any, body: Any) -> Any:
                 return await body(s)
 
 
+def _run_dir(tmp_path: Path, conversation: str, window: str, read_bytes: int) -> Path:
+    """A run directory whose run.json names what `asz judge mcp --run` serves, with a small budget."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"conversation": conversation, "head": "r1", "window": window,
+                                               "config": {"judge": {"read_bytes": read_bytes}}}))
+    return run
+
+
 def _text(res: Any) -> str:
     assert len(res.content) == 1
     return res.content[0].text
@@ -85,10 +94,7 @@ def test_stdio_ends_after_three_refusals(corpus_store: Any, tmp_path: Path) -> N
     from mcp import MCPError
 
     home = Path(corpus_store.path).parent
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "run.json").write_text(json.dumps({"conversation": "258c7280", "head": "r1", "window": "k1",
-                                               "config": {"judge": {"read_bytes": 800}}}))
+    run = _run_dir(tmp_path, "258c7280", "k1", 800)
 
     async def body(s: Any) -> list[Any]:
         out = []
@@ -207,10 +213,7 @@ def test_the_server_process_exits_after_the_third_refusal_with_stdin_still_open(
     import time
 
     home = Path(corpus_store.path).parent
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "run.json").write_text(json.dumps({"conversation": "fa812bfe", "head": "r1", "window": "k2",
-                                               "config": {"judge": {"read_bytes": 600}}}))
+    run = _run_dir(tmp_path, "fa812bfe", "k2", 600)
     raw = _Raw(home, "--run", str(run), "--call", "c1")
     try:
         answers = [raw.call(n, "talks", {}) for n in (1, 2, 3)]
