@@ -280,3 +280,20 @@ def test_a_finding_outside_its_targets_work_is_left_out(corpus_store: Any, tmp_p
     c = checks(e)
     assert any(w == "finding at s433" and "its anchor is no step of t1's talks or of their sub-tasks" in x for _, w, x in c)
     assert any(w == "finding at s447" and "its anchor is no step of t1's talks" in x for _, w, x in c)
+
+
+def test_hostile_answers_leave_work_not_reviewed_and_never_crash(corpus_store: Any, tmp_path: Path) -> None:
+    junk: list[Any] = [None, 5, "s1", [], {"label": {"label": "productive"}}, {"from": 7, "label": []},
+                       {"from": "s1", "label": "productive", "step": {"id": "s3"}, "why": ["s9"]}]
+    sub = {"decisions": [None, 3, "a1", {"subtasks": "a1"}, {"subtasks": [1, None, "a1"], "outcome": "completed",
+           "report": {"value": "inaccurate", "cites": "s441"}, "used": {"value": "used", "cites": [{"s": 1}]},
+           "dispatch": {"value": ["right"]}, "misled": {"step": "s346"}, "label": "productive", "note": 5}]}
+    eff = {"talks": [None, "k1", {"talk": ["k1"]}, {"talk": "k1", "parts": 12}, {"talk": "k2", "parts": junk}],
+           "findings": "none"}
+    _, st = run(corpus_store, tmp_path, SPOTTER, spotter_targets([{"target": "new:b", "action": "create"}], k2=True), sub, eff)
+    for s in ("subtasks", "efficiency"):
+        assert st[s]["status"] == "partial", st[s]["reason"]
+    a1 = by_stream(st["subtasks"])["a1"]
+    assert (a1["outcome"]["value"], a1["report"]["value"], a1["used"]["value"], a1["dispatch"]["value"], a1["misled"],
+            a1["label"]["label"]) == ("unknown", "unknown", "unknown", "unknown", None, "not_reviewed")
+    assert st["subtasks"]["calls"] == [] and st["efficiency"]["calls"] == [] and st["efficiency"]["findings"] == []

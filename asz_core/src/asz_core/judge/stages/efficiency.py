@@ -133,7 +133,8 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
         for e in answer["talks"]:
             k = e.get("talk") if isinstance(e, dict) else None
             if not isinstance(k, str) or k not in own:
-                why = ("it is not one of this call's talks" if k in w.talks else "no talk of a target in this window")
+                why = ("it is not one of this call's talks" if isinstance(k, str) and k in w.talks
+                       else "no talk of a target in this window")
                 checks.append(Check("left_out", str(k), f"labels for {k!r}: {why}"))
             elif k in entry_of:
                 checks.append(Check("left_out", k, "a second entry for the same talk"))
@@ -155,9 +156,13 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
         raws: list[Any] = []
         if got is not None:
             seen: set[int] = set()
-            for p in got[1].get("parts") or []:
+            given = got[1].get("parts")
+            if not isinstance(given, list):
+                checks.append(Check("left_out", k, f"parts {type(given).__name__}, not a list: not reviewed"))
+                given = []
+            for p in given:
                 f = p.get("from") if isinstance(p, dict) else None
-                if f not in index:
+                if not isinstance(f, str) or f not in index:
                     checks.append(Check("left_out", k, f"a part from {f!r}, which is no step of {k}: its label is not kept"))
                     left_out_parts += 1
                 elif index[f] in seen:
@@ -265,7 +270,7 @@ def _findings(raw: list[tuple[int, Any]], mine_of: list[set[str]], ev: Evidence,
             continue
         t, at, what = f.get("target"), f.get("at"), f.get("what")
         where = f"finding at {at}"
-        if t not in mine_of[n - 1]:
+        if not isinstance(t, str) or t not in mine_of[n - 1]:
             checks.append(Check("left_out", where, f"it names {t!r}, which is no target of the talks this call labels"))
             continue
         c = ev.cite(at)
