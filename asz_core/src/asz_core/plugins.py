@@ -6,6 +6,7 @@ import importlib
 import os
 import sys
 import warnings
+from typing import Any
 
 import pluggy
 
@@ -52,21 +53,20 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
     """Load each entry point on its own, so one broken plugin is a warning, not a crash."""
     from importlib.metadata import entry_points
 
-    seen: dict[str, tuple[str, str]] = {}  # entry-point name -> (distribution, value)
-    # Only the entry points of group ``asz``: no other distribution's metadata is parsed (a
-    # distribution found twice on sys.path is listed once, the first, as imports take it).
+    seen: dict[str, Any] = {}  # entry-point name -> its entry point
+    # Only the entry points of group ``asz`` (a distribution found twice on sys.path is listed
+    # once, the first, as imports take it); a distribution's metadata is read only when a
+    # message or `asz plugins` names it.
     for ep in entry_points(group=hookspecs.PROJECT):
-        dist = ep.dist
-        dname = dist.metadata["Name"] if dist is not None else ep.module
         if ep.name in seen:
-            other, value = seen[ep.name]
-            if _canonical(other) == _canonical(dname):
+            other = seen[ep.name]
+            if _canonical(_name(other)) == _canonical(_name(ep)):
                 continue  # one distribution found twice on sys.path: the first one wins, as for imports
             raise DuplicatePlugin(
-                f"two distributions register the asz plugin {ep.name!r}: {other} ({value}) and "
-                f"{dname} ({ep.value}); uninstall one of them"
+                f"two distributions register the asz plugin {ep.name!r}: {_name(other)} ({other.value}) and "
+                f"{_name(ep)} ({ep.value}); uninstall one of them"
             )
-        seen[ep.name] = (dname, ep.value)
+        seen[ep.name] = ep
         if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
             continue
         try:
@@ -77,10 +77,20 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
                 pm.unregister(name=ep.name)  # registered halfway before a hook failed validation
             message = f"{type(exc).__name__}: {exc}"
             failures_of(pm)[ep.name] = message
-            warnings.warn(f"asz plugin {ep.name!r} ({ep.value}, distribution {dname}) failed to load: {message}",
+            warnings.warn(f"asz plugin {ep.name!r} ({ep.value}, distribution {_name(ep)}) failed to load: {message}",
                           stacklevel=3)
             continue
-        distributions_of(pm)[ep.name] = (dname, dist.version if dist is not None else "")
+        _loaded(pm)[ep.name] = ep
+
+
+def _name(ep: Any) -> str:
+    return ep.dist.metadata["Name"] if ep.dist is not None else ep.module
+
+
+def _loaded(pm: pluggy.PluginManager) -> dict[str, Any]:
+    if not hasattr(pm, "asz_entry_points"):
+        pm.asz_entry_points = {}  # type: ignore[attr-defined]
+    return pm.asz_entry_points  # type: ignore[attr-defined]
 
 
 def _canonical(name: str) -> str:
@@ -89,9 +99,7 @@ def _canonical(name: str) -> str:
 
 def distributions_of(pm: pluggy.PluginManager) -> dict[str, tuple[str, str]]:
     """plugin name -> (distribution, version) for the plugins this manager loaded from entry points."""
-    if not hasattr(pm, "asz_distributions"):
-        pm.asz_distributions = {}  # type: ignore[attr-defined]
-    return pm.asz_distributions  # type: ignore[attr-defined]
+    return {name: (_name(ep), ep.dist.version if ep.dist is not None else "") for name, ep in _loaded(pm).items()}
 
 
 def failures_of(pm: pluggy.PluginManager) -> dict[str, str]:
