@@ -84,3 +84,10 @@ def test_two_collects_started_at_once_on_a_new_store(tmp_path: Path) -> None:
     assert any(code == 0 and json.loads(out)["records_published"] > 1000 for code, out, _ in results)
     assert fingerprint(home / "asz.db") == fingerprint(reference / "asz.db")
     assert _mode(home / "asz.db")[0] == "wal"
+
+
+def test_a_rollback_journal_is_synced_fully_and_wal_normally(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "home")
+    assert store.db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    collect([MATCH], store, Registry())
+    assert store.db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL, in WAL

@@ -127,6 +127,10 @@ class Store:
             self.wal = self.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             if not self.wal and not new:
                 self._to_wal()
+            if not self.wal:
+                # With a rollback journal only FULL keeps a commit whole through a power loss
+                # (it costs one more sync of the journal, which holds next to nothing).
+                self.db.execute("PRAGMA synchronous=FULL")
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise StoreError(f"{path} is busy ({exc}): another asz is writing to it; try again") from exc
@@ -152,7 +156,9 @@ class Store:
         try:
             self.wal = self.db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
         except sqlite3.OperationalError:
-            pass  # another connection holds it: the next open switches
+            return  # another connection holds it: the next open switches
+        if self.wal:
+            self.db.execute("PRAGMA synchronous=NORMAL")  # WAL's: a commit is whole, the last may be lost to a power cut
 
     @classmethod
     def open(cls, home: Path | None = None) -> Store:
