@@ -76,7 +76,7 @@ def tool_steps(conv: Conversation, stream: str | None = None):
 
 def expected_usage(path: Path) -> dict[str, int]:
     """Plain-json sums over every token_count with info: input without the cached part."""
-    out = dict(calls=0, input=0, output=0, cache_read=0, cache_write_unknown=0)
+    out = dict(calls=0, input=0, output=0, cache_read=0, cache_write=0)
     for o in lines(path):
         p = o["payload"]
         if o["type"] == "event_msg" and p["type"] == "token_count" and p["info"] is not None:
@@ -85,7 +85,7 @@ def expected_usage(path: Path) -> dict[str, int]:
             out["input"] += u["input_tokens"] - u["cached_input_tokens"]
             out["cache_read"] += u["cached_input_tokens"]
             out["output"] += u["output_tokens"]
-            out["cache_write_unknown"] += "cache_write_input_tokens" not in u
+            out["cache_write"] += u.get("cache_write_input_tokens", 0)  # OpenAI's dialect has none: 0
     return out
 
 
@@ -169,7 +169,8 @@ def test_single_rollout_counts(path: Path, store: Store) -> None:
     t = totals(conv)
     assert (t["input"], t["output"], t["cache_read"]) == (want["input"], want["output"], want["cache_read"])
     assert t["input_unknown"] == t["output_unknown"] == t["cache_read_unknown"] == 0
-    assert t["cache_write_unknown"] == want["cache_write_unknown"] == len(calls)  # OpenAI records no cache write
+    # OpenAI's dialect has no cache write (writing the cache is free): 0 by dialect, never unknown.
+    assert (t["cache_write"], t["cache_write_unknown"]) == (want["cache_write"], 0) == (0, 0)
     # The model comes from turn_context.
     models = {o["payload"]["model"] for o in lines(path) if o["type"] == "turn_context"}
     assert {c.model for c in calls} == models == {"gpt-5.4"}
@@ -192,9 +193,9 @@ def test_single_rollout_counts(path: Path, store: Store) -> None:
 
 def test_editing_literals(store: Store) -> None:
     """The hand-checked numbers behind the derivations above."""
-    assert expected_usage(EDITING) == dict(calls=5, input=14125, output=1627, cache_read=57088, cache_write_unknown=5)
+    assert expected_usage(EDITING) == dict(calls=5, input=14125, output=1627, cache_read=57088, cache_write=0)
     assert expected_tools(EDITING) == (8, 1)  # `rg --files` exits 1 in an empty folder
-    assert expected_usage(ATTACH) == dict(calls=1, input=10403, output=262, cache_read=3840, cache_write_unknown=1)
+    assert expected_usage(ATTACH) == dict(calls=1, input=10403, output=262, cache_read=3840, cache_write=0)
     collect_into(store, EDITING)
     conv = only(store)
     failed = [s for s in tool_steps(conv) if s.status == "failed"]
@@ -416,7 +417,7 @@ def test_exec_json_sample(store: Store) -> None:
     (call,) = conv.model_calls()  # exec --json gives usage per turn: one call stands for the turn
     u = usage[0]
     assert (call.usage.input, call.usage.cache_read, call.usage.output, call.usage.cache_write) == (
-        u["input_tokens"] - u["cached_input_tokens"], u["cached_input_tokens"], u["output_tokens"], None)
+        u["input_tokens"] - u["cached_input_tokens"], u["cached_input_tokens"], u["output_tokens"], 0)
     assert call.model is None  # exec --json names no model
     tools = tool_steps(conv)
     commands = [o for o in recs if o["type"] == "item.completed" and o["item"]["type"] == "command_execution"]
@@ -575,7 +576,7 @@ def test_token_count_repeats_rate_limits_and_legacy_totals(store: Store, tmp_pat
     collect_into(store, write(tmp_path / "t.jsonl", recs))
     conv = only(store)
     assert [(c.usage.input, c.usage.cache_read, c.usage.output, c.usage.cache_write) for c in conv.model_calls()] == [
-        (800, 200, 50, None), (500, 1000, 30, None), (6, 0, 1, 4)]
+        (800, 200, 50, 0), (500, 1000, 30, 0), (6, 0, 1, 4)]
 
 
 def test_file_requests_patch_forms() -> None:

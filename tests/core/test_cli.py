@@ -108,10 +108,11 @@ def test_conversations_json(home: Path) -> None:
     assert origin["runtime"] == "claudecode" and origin["head"] == "r1" and len(origin["head_digest"]) == 64
     assert origin["talks"] > 0 and origin["model_calls"] > 0
     for r in rows:
-        assert set(r) == {"id", "runtime", "sessions", "first_input", "talks", "subagents", "model_calls", "head",
+        assert set(r) == {"id", "short", "runtime", "sessions", "project", "projects", "started", "last_activity",
+                          "first_input", "talks", "subagents", "model_calls", "money", "money_complete", "head",
                           "head_digest"}
     table = _ok("conversations")
-    assert f"{len(rows)} conversations" in table and all(r["id"][:8] in table for r in rows)
+    assert f"{len(rows)} conversations" in table and all(r["short"] in table for r in rows)
 
 
 def test_show_by_whole_id_unique_prefix_and_session(home: Path) -> None:

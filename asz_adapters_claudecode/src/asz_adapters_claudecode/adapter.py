@@ -165,6 +165,10 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             # A line of an unexpected shape is kept whole; it just says nothing to assembly.
             yield Problem(fname, lineno, f"{typ} line of unexpected shape ({exc}); kept, no events")
             events = ()
+        cwd = obj.get("cwd")
+        if stream == "main" and isinstance(cwd, str) and cwd and cwd != st.get("cwd"):
+            st["cwd"] = cwd  # the working directory every line names: said once, and when it changes
+            events = ({"e": "project", "path": cwd}, *events)
         ts = obj.get("timestamp")
         yield Entry(
             key=key,

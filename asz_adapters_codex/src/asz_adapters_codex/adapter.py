@@ -192,6 +192,7 @@ class CodexAdapter(RuntimeAdapter):
             model = p.get("model") or ((p.get("collaboration_mode") or {}).get("settings") or {}).get("model")
             if isinstance(model, str) and model:
                 st["model"] = model
+            yield from _project(p, st)
         elif typ == "compacted":
             msg = p.get("message")
             if isinstance(msg, str) and msg.strip():
@@ -204,6 +205,7 @@ class CodexAdapter(RuntimeAdapter):
             yield from self._response_item(p, st, lineno)
 
     def _meta(self, path: Path, obj: dict[str, Any], p: dict[str, Any], st: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        yield from _project(p, st)
         parent, kind = _parent_of(p)
         model = p.get("model")
         if isinstance(model, str) and model:
@@ -479,7 +481,8 @@ class CodexAdapter(RuntimeAdapter):
         if "record_type" in obj:
             return  # {"record_type": "state"} lines
         if "type" not in obj and "id" in obj:
-            return  # the bare session meta line
+            yield from _project(obj, st)  # the bare session meta line
+            return
         sub = obj.get("type")
         if isinstance(sub, str):
             yield from self._response_item(obj, st, lineno)
@@ -561,13 +564,23 @@ class CodexAdapter(RuntimeAdapter):
 
 # --- helpers ------------------------------------------------------------------------------
 
+def _project(p: Mapping[str, Any], st: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The session's working directory (session_meta, each turn_context): said once, and when it changes."""
+    cwd = p.get("cwd")
+    if isinstance(cwd, str) and cwd and cwd != st.get("cwd"):
+        st["cwd"] = cwd
+        yield {"e": "project", "path": cwd}
+
+
 def _usage(u: Mapping[str, Any]) -> dict[str, Any]:
     """OpenAI dialect -> asz usage: input counts cached input, take it out once; reasoning is
-    inside output; cache writes only when the runtime recorded them."""
+    inside output. OpenAI prompt caching has no cache write (nothing is charged for writing):
+    the dialect has no such count, so cache write is 0 by dialect, not unknown, unless the
+    runtime recorded one (``cache_write_input_tokens``)."""
     inp, cached, out = _int(u.get("input_tokens")), _int(u.get("cached_input_tokens")), _int(u.get("output_tokens"))
     if inp is None and out is None:
         inp, out = _int(u.get("prompt_tokens")), _int(u.get("completion_tokens"))
-    cw = _int(u.get("cache_write_input_tokens")) if "cache_write_input_tokens" in u else None
+    cw = _int(u.get("cache_write_input_tokens")) if "cache_write_input_tokens" in u else 0
     fresh = inp
     if inp is not None and cached is not None:
         fresh = inp - cached

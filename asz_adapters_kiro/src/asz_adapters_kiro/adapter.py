@@ -197,8 +197,10 @@ class KiroAdapter(RuntimeAdapter):
         if meta_raw is not None:
             # The session's metadata (title, cwd, model, per-turn token counts and credits) is
             # rewritten after every turn: one record, versioned.
+            cwd = meta.get("cwd")
+            events = ({"e": "project", "path": cwd},) if isinstance(cwd, str) and cwd else ()
             yield Entry(key=f"{st['sid']}:session", session=st["session"], stream=st["stream"], kind="session",
-                        file=str(meta_path), line=1, raw=meta_raw, events=(), ts=_iso(meta.get("updated_at")),
+                        file=str(meta_path), line=1, raw=meta_raw, events=events, ts=_iso(meta.get("updated_at")),
                         versioned=True)
         for item in read_objects(path, cursor):
             if isinstance(item, Problem):
@@ -470,6 +472,10 @@ def _message_id(assistant: Any) -> str | None:
 def _entry_events(user: Any, assistant: Any, rm: Any, key: str, model: str | None) -> Iterator[dict[str, Any]]:
     # The person's side (or the tool results) first: they come before the model call.
     content = user.get("content") if isinstance(user, dict) else None
+    env = ((user.get("env_context") or {}).get("env_state") or {}) if isinstance(user, dict) else {}
+    cwd = env.get("current_working_directory") if isinstance(env, dict) else None
+    if isinstance(cwd, str) and cwd:
+        yield {"e": "project", "path": cwd}  # each prompt names the folder Q CLI ran in
     variant = _variant(content)
     interrupted = False
     if variant == "Prompt":

@@ -593,6 +593,9 @@ def _events(r: _Run, runs: dict[str, _Run], last_llm: dict[tuple[str, str], str]
     d = r.data
     rt = r.run_type
     is_root = r.parent is None
+    cwd = r.meta.get("cwd")  # coding-agent traces stamp the working directory on every run
+    if is_root and isinstance(cwd, str) and cwd:
+        yield {"e": "project", "path": cwd}
     if r.opens:
         yield {"e": "stream", "kind": r.kind_of_stream, "by": list(r.by)}
         prompt = prompt_text(d.get("inputs"))

@@ -137,6 +137,14 @@ class Conversation:
     """Step ids of the main stream that no talk holds (before the first input)."""
     unattached: tuple[dict[str, Any], ...] = ()
     """Change and execution records (events with ``seq``) whose tool call no step of this view holds."""
+    projects: tuple[str, ...] = ()
+    """The working directories (project folders) the main stream's records name, each once, in
+    landing order (``project`` events): the first is the conversation's project. Those of its
+    other streams when the main stream names none (only sub-agent files were collected)."""
+
+    @property
+    def project(self) -> str | None:
+        return self.projects[0] if self.projects else None
 
     def step(self, sid: str) -> Step:
         return self.steps[int(sid[1:]) - 1]
@@ -167,6 +175,15 @@ class Conversation:
 
     def person_inputs(self) -> list[Step]:
         return [s for s in self.steps if s.kind == "input" and s.source in PERSON_SOURCES]
+
+    def first_input(self) -> Step | None:
+        """The person's first real input: the first words they typed (``person`` or ``queued``),
+        not a runtime command such as ``/clear``. With none, the first command given arguments
+        (``/review the parser``: a custom command's request), else the first command."""
+        inputs = [s for s in self.steps if s.kind == "input" and s.stream == "m" and s.source in PERSON_SOURCES]
+        typed = next((s for s in inputs if s.source != "command"), None)
+        with_args = next((s for s in inputs if s.source == "command" and len(s.text.split(None, 1)) > 1), None)
+        return typed or with_args or next(iter(inputs), None)
 
 
 # --- building ------------------------------------------------------------------------------
@@ -236,6 +253,7 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
         return b
 
     captured: dict[str, dict[str, list[dict[str, Any]]]] = {}  # tool id -> change/execution events
+    projects: dict[bool, dict[str, None]] = {True: {}, False: {}}  # main stream's / others' project paths, in landing order
 
     for rec in records:
         if rec.events and all(ev.get("e") in CAPTURE_EVENTS for ev in rec.events):
@@ -331,6 +349,10 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
             elif e == "summary":
                 b = new("summary", s, rec)
                 b.text, b.size = ev.get("text", ""), ev.get("size", 0)
+            elif e == "project":
+                path = ev.get("path")
+                if isinstance(path, str) and path:
+                    projects[s.key == "main"].setdefault(path)
 
     _drop_echoed_inputs(streams.values())
     _mark_replays(steps)
@@ -461,7 +483,8 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
             steps=sum(1 for b in st.steps if not b.dropped),
         ))
     return Conversation(conversation, runtime, rnd, tuple(stream_rows), tuple(talks), tuple(final_steps),
-                        tuple(step_id[id(b)] for b in loose), unattached)
+                        tuple(step_id[id(b)] for b in loose), unattached,
+                        tuple(projects[True] or projects[False]))
 
 
 def _tool_id(v: Any) -> str | None:

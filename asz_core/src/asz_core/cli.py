@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from . import api, ledger_report, report
+from . import conversations as convs
 from . import ledger as ledgers
 from . import pricing
 from .commands import AszGroup
@@ -45,11 +46,23 @@ def collect(
         raise typer.Exit(1)  # it could read nothing it was given (warnings say why)
 
 
+Since = Annotated[Optional[str], typer.Option("--since", help="From this date or time on: 2025-01-31, 2025-01-31T14:00, today, yesterday, 3d, 12h (local time unless --timezone).")]
+Until = Annotated[Optional[str], typer.Option("--until", help="Up to this date (all of it) or time: same forms as --since.")]
+Zone = Annotated[Optional[str], typer.Option("--timezone", "--tz", help="Time zone of dates, times and days: an IANA name (Europe/Paris), UTC or +02:00 (default: local).")]
+Project = Annotated[Optional[list[str]], typer.Option("--project", help="Only conversations whose project (working directory) path holds this, e.g. its folder name; repeatable.")]
+Runtime = Annotated[Optional[list[str]], typer.Option("--runtime", help="Only conversations of this runtime (claudecode, codex, kiro, langsmith); repeatable.")]
+
+
 @app.command()
-def conversations(json: Json = False) -> None:
-    """List collected conversations: id, runtime, first input, talks, model calls, head."""
-    rows = api.conversations()
-    _emit(report.conversations_json(rows) if json else report.conversations_table(rows), json)
+def conversations(
+    since: Since = None, until: Until = None, timezone: Zone = None, project: Project = None, runtime: Runtime = None,
+    last: Annotated[Optional[int], typer.Option("--last", "-n", help="Only the N most recently active.")] = None,
+    json: Json = False,
+) -> None:
+    """List collected conversations, newest activity last: when, project, cost, talks, calls, first input."""
+    f = convs.Filter.of(since, until, timezone, project or (), runtime or ())
+    lst = convs.listing(f, last=last)
+    _emit(report.listing_json(lst) if json else report.listing_table(lst), json)
 
 
 @app.command()
@@ -82,30 +95,32 @@ class By(str, Enum):
     stream = "stream"
     model = "model"
     day = "day"
+    project = "project"
 
 
 @app.command()
 def ledger(
     conversation: Annotated[Optional[str], typer.Argument(help="Conversation id, unique prefix or session id (default: all collected).")] = None,
     head: Head = None,
-    by: Annotated[Optional[By], typer.Option("--by", help="Rows: talk (with the sub-agents each started), stream, model or day.")] = None,
+    by: Annotated[Optional[By], typer.Option("--by", help="Rows: talk (with the sub-agents each started), stream, model, day (local) or project.")] = None,
+    since: Since = None, until: Until = None, timezone: Zone = None, project: Project = None, runtime: Runtime = None,
     json: Json = False,
     prices: Annotated[Optional[Path], typer.Option("--prices", help="Price file (genai-prices data, JSON or YAML) instead of the shipped snapshot.")] = None,
 ) -> None:
     """Tokens and money of every model call, each counted once under one owner, priced on its own."""
     if head and not conversation:
         raise typer.BadParameter("--head needs a conversation", param_hint="--head")
+    if conversation and by == By.project:
+        raise typer.BadParameter("--by project is for the ledger of all conversations", param_hint="--by")
     path, cut = (str(prices) if prices else None), (by.value if by else None)
+    f = convs.Filter.of(since, until, timezone, project or (), runtime or ())
     with ledgers.no_gc():  # many objects, few cycles: the cycle collector only costs time here
         if conversation:
-            led = ledgers.for_conversation(conversation, head, prices=path)
-            _emit(ledger_report.ledger_json(led, cut) if json else ledger_report.ledger_text(led, cut), json)
+            led = convs.ledger_of_one(conversation, head, f, prices=path)
+            _emit(ledger_report.ledger_json(led, cut, f.tz) if json else ledger_report.ledger_text(led, cut, f.tz), json)
             return
-        if cut in ("talk", "stream"):
-            items, file = ledgers.for_all(prices=path), ledgers.load_prices(path).file
-        else:  # totals, by model or by day: each conversation's summary, kept by head and price file
-            items, file = ledgers.summaries(prices=path)
-        _emit(ledger_report.all_json(items, file, cut) if json else ledger_report.all_text(items, file, cut), json)
+        al = convs.ledger_of_all(f, cut, prices=path)
+        _emit(ledger_report.all_ledger_json(al) if json else ledger_report.all_text(al), json)
 
 
 prices_app = typer.Typer(no_args_is_help=True, add_completion=False, help="The price data ledgers are priced with.")

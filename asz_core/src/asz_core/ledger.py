@@ -30,13 +30,16 @@ from typing import Any
 import orjson
 from decimal import Decimal
 
+import attrs
 from attrs import define, field, frozen
 
-from .assembly import LOOSE, UNATTRIBUTED, Conversation, stream_roots
+from .assembly import LOOSE, UNATTRIBUTED, Conversation, Step, stream_roots
 from .gcpause import no_gc
 from .workers import in_two
 from .pricing import CallPrice, PriceFile, Prices
 from .records import USAGE_TYPES, Usage
+from .textclip import one_line
+from .times import day, instant, utc_text
 
 TOKEN_KEYS = (*USAGE_TYPES, "cache_write_5m", "cache_write_1h")
 """Token sums a tally keeps: the four types, and the part of cache writes the runtime split."""
@@ -234,8 +237,9 @@ class Ledger:
         return {r.key: r.tally for r in group_calls(self.calls, day_key)}
 
 
-def build(conv: Conversation, prices: Prices) -> Ledger:
-    """The ledger of one assembled conversation, priced with ``prices``."""
+def build(conv: Conversation, prices: Prices, keep: Callable[[Step], bool] | None = None) -> Ledger:
+    """The ledger of one assembled conversation, priced with ``prices``; with ``keep``, of the
+    model calls it keeps only (``--since``/``--until``: the calls made in a span of time)."""
     roots = stream_roots(conv)
     calls: list[CallCost] = []
     by_owner: dict[str, Tally] = {}
@@ -245,7 +249,7 @@ def build(conv: Conversation, prices: Prices) -> Ledger:
     replays = 0
     price = prices.price
     for s in conv.steps:
-        if s.kind != "model_call":
+        if s.kind != "model_call" or (keep is not None and not keep(s)):
             continue
         if s.copy_of is not None:
             copies[s.copy_of] = copies.get(s.copy_of, 0) + 1
@@ -311,10 +315,11 @@ class Row:
     detail: dict[str, object] = field(factory=dict)
 
 
-def rows(led: Ledger, by: str) -> list[Row]:
+def rows(led: Ledger, by: str, tz: dt.tzinfo | None = dt.UTC) -> list[Row]:
     """The ledger cut one way. ``talk``: main talks with their sub-agents, then the loose work and
     the unattributed streams, which together make the conversation. ``stream``: each stream
-    (each sub-agent apart). ``model`` and ``day``: the calls grouped by model and by UTC day."""
+    (each sub-agent apart). ``model`` and ``day``: the calls grouped by model and by the day
+    of ``tz`` (None: the system's local time) they were made on."""
     if by == "talk":
         out = [Row(t.id, t.with_subagents, {"start": t.start, "end": t.end, "own": t.own, "streams": list(t.streams)})
                for t in led.talks]
@@ -326,8 +331,10 @@ def rows(led: Ledger, by: str) -> list[Row]:
     if by == "stream":
         return [Row(s.id, s.tally, {"key": s.key, "kind": s.kind, "root": s.root, "started_by": list(s.started_by),
                                     "unattributed": s.unattributed, "models": list(s.models)}) for s in led.streams]
-    if by in ("model", "day"):
-        return group_calls(led.calls, model_key if by == "model" else day_key)
+    if by == "model":
+        return group_calls(led.calls, model_key)
+    if by == "day":
+        return group_calls(led.calls, lambda c: day_of(c.ts, tz) or NO_TIME)
     raise ValueError(f"--by must be one of {', '.join(BY)}, not {by!r}")
 
 
@@ -342,21 +349,18 @@ def model_key(c: CallCost) -> str:
     return c.model or "(no model)"
 
 
+NO_TIME = "(no time)"
+"""The day of calls the record gives no time for."""
+
+
 def day_key(c: CallCost) -> str:
-    return day_of(c.ts) or "(no time)"
+    return day_of(c.ts) or NO_TIME
 
 
-def day_of(ts: str | None) -> str | None:
-    """The UTC date of a runtime's timestamp."""
-    if not ts:
-        return None
-    try:
-        t = dt.datetime.fromisoformat(ts)
-    except ValueError:
-        return None
-    if t.tzinfo is not None:
-        t = t.astimezone(dt.UTC)
-    return t.date().isoformat()
+def day_of(ts: str | None, tz: dt.tzinfo | None = dt.UTC) -> str | None:
+    """The date of a runtime's timestamp in ``tz`` (None: the system's local time); UTC by default."""
+    t = instant(ts)
+    return None if t is None else day(t, tz)
 
 
 def share(part: Tally, whole: Tally) -> dict[str, Decimal | None]:
@@ -442,14 +446,47 @@ class Summary:
     copies: int = 0
     """Calls counted in the conversation that landed them first (``Ledger.copies``, added up)."""
     replays: int = 0
+    """By UTC day (``NO_TIME`` for calls with no time)."""
+    projects: tuple[str, ...] = ()
+    """The working directories the record names (``Conversation.projects``); the first is its project."""
+    started: str | None = None
+    """The first and last time any of its steps names (UTC, ``times.utc_text``)."""
+    last: str | None = None
+    first_call: str | None = None
+    """The first and last time a model call of it names: a span of time that holds all of them
+    (no filter needs its calls one by one when the span lies wholly inside or outside)."""
+    last_call: str | None = None
+    talks: int = 0
+    """Main talks."""
+    streams: int = 0
+    """Sub-agent and helper streams."""
+    first_input: str | None = None
+    """The person's first real input (``Conversation.first_input``), its first 200 bytes."""
+
+    @property
+    def project(self) -> str | None:
+        return self.projects[0] if self.projects else None
 
 
-def summarize(led: Ledger) -> Summary:
-    return Summary(led.conversation, led.runtime, led.round, led.head, led.total, led.subagents, led.helpers,
-                   led.by_model, led.by_day, sum(led.copies.values()), led.replays)
+def summarize(led: Ledger, conv: Conversation | None = None) -> Summary:
+    """What the ledger of all shows of one conversation; with ``conv`` (the one ``led`` was built
+    from) also when and where it happened and how it began."""
+    s = Summary(led.conversation, led.runtime, led.round, led.head, led.total, led.subagents, led.helpers,
+                led.by_model, led.by_day, sum(led.copies.values()), led.replays)
+    if conv is None:
+        return s
+    steps = [t for st in conv.steps for t in (instant(st.ts), instant(st.ts_end)) if t is not None]
+    calls = [t for c in led.calls if (t := instant(c.ts)) is not None]
+    first = conv.first_input()
+    return attrs.evolve(
+        s, projects=conv.projects,
+        started=utc_text(min(steps)) if steps else None, last=utc_text(max(steps)) if steps else None,
+        first_call=utc_text(min(calls)) if calls else None, last_call=utc_text(max(calls)) if calls else None,
+        talks=len(conv.main_talks), streams=len(conv.streams) - 1,
+        first_input=one_line(first.text) if first is not None else None)
 
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 PARALLEL_RECORDS = 20_000
 """Records to assemble past which the ledger's summaries are split with a forked child."""
@@ -482,7 +519,8 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
         book = load_prices(prices)
 
         def job(row: Any, on: Any = st) -> dict[str, Any]:
-            return _summary_dump(summarize(build(load_assembled(on, row.id, row.head, keep=False), book)))
+            conv = load_assembled(on, row.id, row.head, keep=False)
+            return _summary_dump(summarize(build(conv, book), conv))
 
         def in_child() -> Callable[[Any], dict[str, Any]]:
             on = st.reader()
@@ -519,7 +557,7 @@ def _code_digest() -> str:
     pricing, and genai-prices' own (its arithmetic; its data is the price file's)."""
     h = hashlib.sha256(f"v{CACHE_VERSION}".encode())
     here = Path(__file__).resolve().parent
-    files = [here / f"{m}.py" for m in ("records", "store", "assembly", "ledger", "pricing")]
+    files = [here / f"{m}.py" for m in ("records", "store", "assembly", "ledger", "pricing", "times", "textclip")]
     spec = importlib.util.find_spec("genai_prices")
     if spec and spec.submodule_search_locations:
         gp = Path(next(iter(spec.submodule_search_locations)))
@@ -570,7 +608,9 @@ def _summary_dump(s: Summary) -> dict[str, Any]:
     return {"conversation": s.conversation, "runtime": s.runtime, "round": s.round, "head": s.head,
             "total": _tally_dump(s.total), "subagents": _tally_dump(s.subagents), "helpers": _tally_dump(s.helpers),
             "by_model": {k: _tally_dump(v) for k, v in s.by_model.items()},
-            "by_day": {k: _tally_dump(v) for k, v in s.by_day.items()}, "copies": s.copies, "replays": s.replays}
+            "by_day": {k: _tally_dump(v) for k, v in s.by_day.items()}, "copies": s.copies, "replays": s.replays,
+            "projects": list(s.projects), "started": s.started, "last": s.last, "first_call": s.first_call,
+            "last_call": s.last_call, "talks": s.talks, "streams": s.streams, "first_input": s.first_input}
 
 
 def _summary_load(d: dict[str, Any]) -> Summary | None:
@@ -578,6 +618,8 @@ def _summary_load(d: dict[str, Any]) -> Summary | None:
         return Summary(d["conversation"], d["runtime"], d["round"], d["head"], _tally_load(d["total"]),
                        _tally_load(d["subagents"]), _tally_load(d["helpers"]),
                        {k: _tally_load(v) for k, v in d["by_model"].items()},
-                       {k: _tally_load(v) for k, v in d["by_day"].items()}, int(d["copies"]), int(d["replays"]))
+                       {k: _tally_load(v) for k, v in d["by_day"].items()}, int(d["copies"]), int(d["replays"]),
+                       tuple(d["projects"]), d["started"], d["last"], d["first_call"], d["last_call"], d["talks"],
+                       d["streams"], d["first_input"])
     except (KeyError, TypeError, ValueError, ArithmeticError):
         return None  # a kept summary of another shape: built again

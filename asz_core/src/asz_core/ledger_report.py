@@ -1,11 +1,14 @@
 """Rendering of ledgers: rich tables for people, plain JSON-able data for programs.
 
 Money is written exactly in JSON (a decimal string, never a float); tables round it to 4 places
-for reading. Unknown counts and unpriced calls are always shown beside the sums they are not in.
+for reading. Unknown counts and unpriced calls are said once under each table (JSON keeps them
+per row), beside the sums they are not in.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
@@ -14,8 +17,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from .conversations import AllLedger
 from .ledger import Ledger, Row, Summary, Tally, rows, share
 from .pricing import PriceFile, UpdateResult
+from .records import USAGE_TYPES
+from .tables import Col, FitTable
 
 _SHARE = Decimal("0.000001")
 
@@ -65,7 +71,7 @@ def subagents_json(led: Ledger) -> list[dict[str, Any]]:
     } for s in led.streams if s.kind != "main"]
 
 
-def ledger_json(led: Ledger, by: str | None = None) -> dict[str, Any]:
+def ledger_json(led: Ledger, by: str | None = None, tz: Any = dt.UTC) -> dict[str, Any]:
     by = by or "talk"
     sub, helpers = led.subagents, led.helpers
     return {
@@ -75,7 +81,7 @@ def ledger_json(led: Ledger, by: str | None = None) -> dict[str, Any]:
         "total": tally_json(led.total),
         "subagents": {"share": share_json(sub, led.total), "tally": tally_json(sub)},
         "helpers": {"share": share_json(helpers, led.total), "tally": tally_json(helpers)},
-        "rows": [row_json(r) for r in rows(led, by)],
+        "rows": [row_json(r) for r in rows(led, by, tz)],
         "subagent_streams": subagents_json(led),
         "loose": {"streams": list(led.loose_streams), "tally": tally_json(led.loose)},
         "unattributed": {"streams": list(led.unattributed_streams), "tally": tally_json(led.unattributed)},
@@ -98,7 +104,8 @@ def all_rows(items: Sequence[Ledger | Summary], by: str | None) -> list[tuple[st
             for x in items]
 
 
-def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | None = None) -> dict[str, Any]:
+def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | None = None,
+             rows_: Sequence[tuple[str | None, Row]] | None = None) -> dict[str, Any]:
     total = Tally.sum(x.total for x in items)
     sub = Tally.sum(x.subagents for x in items)
     helpers = Tally.sum(x.helpers for x in items)
@@ -110,7 +117,7 @@ def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | Non
         "subagents": {"share": share_json(sub, total), "tally": tally_json(sub)},
         "helpers": {"share": share_json(helpers, total), "tally": tally_json(helpers)},
         "counted_elsewhere": {"copies": sum(_copies(x) for x in items), "replays": sum(x.replays for x in items)},
-        "rows": [row_json(r, conv) for conv, r in all_rows(items, by)],
+        "rows": [row_json(r, conv) for conv, r in (all_rows(items, by) if rows_ is None else rows_)],
     }
 
 
@@ -128,46 +135,55 @@ def _pct(v: Decimal | None) -> str:
     return "—" if v is None else f"{(v * 100).quantize(Decimal('0.1'), ROUND_HALF_EVEN)}%"
 
 
-def _count(t: Tally, k: str) -> str:
-    s = f"{t.tokens[k]:,}"
-    return s + f" +{t.unknown[k]}?" if t.unknown[k] else s
+def blind(t: Tally) -> bool:
+    """No count of any call of it is known (Kiro records none): its money cannot be told."""
+    return t.calls > 0 and all(t.unknown[k] == t.calls for k in USAGE_TYPES)
+
+
+BLIND_NOTE = "money —: the record gives no token count for any of those calls (Kiro records none), so no money"
+
+
+def money_cell(t: Tally) -> str:
+    return "—" if blind(t) else money(t.money)
 
 
 def _cache_write(t: Tally) -> str:
-    s = _count(t, "cache_write")
+    s = f"{t.tokens['cache_write']:,}"
     if t.tokens["cache_write_1h"]:
         s += f"\n1h {t.tokens['cache_write_1h']:,}"
     return s
 
 
-def _money_cell(t: Tally) -> str:
-    s = money(t.money)
-    if t.incomplete:
-        s += "*"
-    if t.unpriced:
-        s += f" +{t.unpriced}$?"
-    return s
+_TALLY_COLS = {
+    "calls": Col("calls", right=True), "input": Col("input", right=True), "output": Col("output", right=True),
+    "cache_read": Col("cache read", right=True), "cache_write": Col("cache write", right=True),
+    "tokens": Col("tokens", right=True), "money": Col("money", right=True),
+}
+FULL = ("calls", "input", "output", "cache_read", "cache_write", "money")
+"""The tally columns at full width: the four types apart."""
+COMPACT = ("calls", "tokens", "money")
+"""The tally columns where the four do not fit: their known sum."""
 
 
-_LEGEND = ("+N?: N calls with that count unknown (not in the sum).  *: money of the known counts only.  "
-           "+N$?: N calls unpriced (tokens counted, no money).")
-_COLUMNS = ("calls", "input", "output", "cache read", "cache write", "money")
+def tally_cells(t: Tally) -> dict[str, str]:
+    return {"calls": str(t.calls), "input": f"{t.tokens['input']:,}", "output": f"{t.tokens['output']:,}",
+            "cache_read": f"{t.tokens['cache_read']:,}", "cache_write": _cache_write(t), "tokens": f"{t.token_sum:,}",
+            "money": money_cell(t)}
 
 
-def _cells(t: Tally) -> list[str]:
-    return [str(t.calls), _count(t, "input"), _count(t, "output"), _count(t, "cache_read"), _cache_write(t), _money_cell(t)]
-
-
-def _table(title: str, first: Sequence[str], data: Sequence[tuple[Sequence[str], Tally]], total: Tally | None = None) -> Table:
-    t = Table(title=title, show_lines=False, caption=_LEGEND, caption_justify="left")
-    for name in first:
-        t.add_column(name, no_wrap=True)
-    for name in _COLUMNS:
-        t.add_column(name, justify="right")
+def ledger_table(title: str, first: dict[str, Col], layouts: Sequence[Sequence[str]], data: Sequence[tuple[dict[str, Any], Tally]],
+                 total: Tally | None = None, notes: Sequence[str] = ()) -> FitTable:
+    """A table of tallies: the ``first`` columns (each layout names those it keeps), then the
+    four types and money at full width, or calls, known tokens and money where they do not fit."""
+    cols = {**first, **_TALLY_COLS}
+    lays = [(*lay, *tail) for lay in layouts for tail in (FULL, COMPACT)]
+    if any(blind(tally) for _, tally in data):
+        notes = [*notes, BLIND_NOTE]
+    t = FitTable(cols, lays, title=title, notes=notes)
     for names, tally in data:
-        t.add_row(*names, *_cells(tally))
+        t.add_row({**names, **tally_cells(tally)})
     if total is not None:
-        t.add_row(*(["total"] + [""] * (len(first) - 1)), *_cells(total), style="bold")
+        t.add_row({next(iter(first)): "total", **tally_cells(total)}, style="bold")
     return t
 
 
@@ -175,21 +191,35 @@ def _prices_line(f: PriceFile) -> Text:
     return Text(f"prices: {f.name} sha256 {f.sha256[:16]}…" + (f" ({f.source}, taken {f.taken})" if f.source else ""), style="dim")
 
 
+def unknown_notes(total: Tally) -> list[str]:
+    """What the sums above do not hold, said once under the table (never a mark on each figure)."""
+    lines = []
+    parts = []
+    for k in ("output", "input", "cache_read", "cache_write"):
+        if total.unknown[k]:
+            p = f"{k.replace('_', ' ')} of {_n(total.unknown[k], 'call')}"
+            if k == "output" and total.output_floor:
+                p += f" (the final usage was never written; their streaming values reached {total.output_floor:,} tokens, a lower bound)"
+            parts.append(p)
+    if parts:
+        lines.append("unknown, so in neither the tokens nor the money: " + "; ".join(parts))
+    if total.incomplete:
+        lines.append(f"money is of the known counts only for {_n(total.incomplete, 'priced call')}")
+    if total.unpriced:
+        reasons = ", ".join(f"{n} {r}" for r, n in sorted(total.unpriced_reasons.items()))
+        lines.append(f"{_n(total.unpriced, 'call')} unpriced ({reasons}): their tokens are counted, their money is not")
+    return lines
+
+
+def _n(n: int, what: str) -> str:
+    return f"{n:,} {what}" + ("" if n == 1 else "s")
+
+
 def _notes(total: Tally, sub: Tally, helpers: Tally, copies: dict[str, int] | int = 0, replays: int = 0) -> Text:
     lines = [f"sub-agents: {money(sub.money)} of {money(total.money)} ({_pct(share(sub, total)['money'])} of money, "
              f"{_pct(share(sub, total)['tokens'])} of known tokens), {sub.calls} calls"]
     if helpers.calls:
         lines.append(f"helpers (compaction, warm-up): {money(helpers.money)}, {helpers.calls} calls")
-    if total.unknown["output"]:
-        lines.append(f"{total.unknown['output']} calls have an unknown output (the final usage was never written): "
-                     f"their output is in neither the tokens nor the money; their streaming values reached "
-                     f"{total.output_floor:,} tokens, a lower bound")
-    for k in ("input", "cache_read", "cache_write"):
-        if total.unknown[k]:
-            lines.append(f"{total.unknown[k]} calls have an unknown {k.replace('_', ' ')}")
-    if total.unpriced:
-        reasons = ", ".join(f"{n} {r}" for r, n in sorted(total.unpriced_reasons.items()))
-        lines.append(f"{total.unpriced} calls unpriced ({reasons}); their tokens are counted, their money is not")
     if isinstance(copies, dict):
         for conv, n in copies.items():
             lines.append(f"{n} calls are copies of calls conversation {conv[:8]} landed first: counted there, not here")
@@ -201,54 +231,129 @@ def _notes(total: Tally, sub: Tally, helpers: Tally, copies: dict[str, int] | in
     return Text("\n".join(lines))
 
 
-def ledger_text(led: Ledger, by: str | None = None) -> Group:
+_TALK_FIRST = {"talk": Col("talk"), "own": Col("own money", right=True), "streams": Col("sub-agents", wrap=True, min=10),
+               "n_streams": Col("sub-agents", right=True)}
+_TALK_LAYOUTS = (("talk", "own", "streams"), ("talk", "n_streams"), ("talk",))
+
+
+def ledger_text(led: Ledger, by: str | None = None, tz: Any = None) -> Group:
     by = by or "talk"
     head = Text.assemble((f"ledger {led.conversation}", "bold"), f"  {led.runtime}  round r{led.round} ", (led.head[:12], "dim"))
-    rs = rows(led, by)
+    rs = rows(led, by, tz)
+    notes = unknown_notes(led.total)
     if by == "talk":
-        data = [([r.key, _talk_label(r)], r.tally) for r in rs]
-        main = _table("main talks with the sub-agents each started", ["talk", "sub-agents"], data, led.total)
+        data = [(_talk_cells(r), r.tally) for r in rs]
+        main = ledger_table("main talks, each with the sub-agents it started (money: the talk with them; own: without)",
+                            _TALK_FIRST, _TALK_LAYOUTS, data, led.total, notes)
     elif by == "stream":
-        data = [([r.key, str(r.detail.get("kind")), str(r.detail.get("root"))], r.tally) for r in rs]
-        main = _table("streams", ["stream", "kind", "rolls up to"], data, led.total)
+        first = {"stream": Col("stream"), "kind": Col("kind"), "root": Col("rolls up to")}
+        data = [({"stream": r.key, "kind": str(r.detail.get("kind")), "root": str(r.detail.get("root"))}, r.tally) for r in rs]
+        main = ledger_table("streams", first, (("stream", "kind", "root"), ("stream", "root")), data, led.total, notes)
     else:
-        main = _table(f"by {by}", [by], [([r.key], r.tally) for r in rs], led.total)
+        label = "day" + (f" ({_zone(tz)})" if by == "day" else "") if by == "day" else by
+        main = ledger_table(f"by {label}", {by: Col(by)}, ((by,),), [({by: r.key}, r.tally) for r in rs], led.total, notes)
     parts: list[Any] = [head, _prices_line(led.prices), main]
     if by != "stream":
         subs = [s for s in led.streams if s.kind != "main"]
         if subs:
-            parts.append(_table("per sub-agent", ["stream", "kind", "rolls up to", "model"],
-                                [([s.id, s.kind, s.root, ", ".join(s.models) or "—"], s.tally) for s in subs]))
+            first = {"stream": Col("sub-agent"), "kind": Col("kind"), "root": Col("rolls up to"),
+                     "model": Col("model", wrap=True, min=26), "family": Col("model", wrap=True, min=17)}
+            parts.append(ledger_table("per sub-agent", first,
+                                      (("stream", "kind", "root", "model"), ("stream", "root", "family"), ("stream", "root")),
+                                      [({"stream": s.id, "kind": s.kind, "root": s.root, "model": ", ".join(s.models) or "—",
+                                         "family": ", ".join(dict.fromkeys(_family(m) for m in s.models)) or "—"}, s.tally)
+                                       for s in subs]))
     parts.append(_notes(led.total, led.subagents, led.helpers, led.copies, led.replays))
     return Group(*parts)
 
 
-def _talk_label(r: Row) -> str:
-    streams = r.detail.get("streams") or []
+def _family(model: str) -> str:
+    """A model id without its date (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``), for narrow tables."""
+    return re.sub(r"-(20\d{6}|\d{4}-\d{2}-\d{2})$", "", model)
+
+
+def _zone(tz: Any) -> str:
+    if tz is None:
+        import datetime as dt
+
+        return f"local, {dt.datetime.now().astimezone().tzname()}"
+    return str(getattr(tz, "key", None) or tz)
+
+
+def _talk_cells(r: Row) -> dict[str, Any]:
+    streams = list(r.detail.get("streams") or [])
     own = r.detail.get("own")
-    if not streams:
-        return "—"
-    if isinstance(own, Tally):
-        return f"{', '.join(streams)} (own {money(own.money)})"
-    return ", ".join(streams)
+    return {"talk": r.key, "own": money_cell(own) if isinstance(own, Tally) and streams else "",
+            "streams": ", ".join(streams) or "—", "n_streams": str(len(streams)) if streams else "—"}
 
 
-def all_text(ledgers: Sequence[Ledger | Summary], prices: PriceFile, by: str | None = None) -> Group:
-    total = Tally.sum(led.total for led in ledgers)
-    sub = Tally.sum(led.subagents for led in ledgers)
-    helpers = Tally.sum(led.helpers for led in ledgers)
-    rs = all_rows(ledgers, by)
-    if by in ("model", "day"):
-        t = _table(f"{len(ledgers)} conversations by {by}", [by], [([r.key], r.tally) for _, r in rs], total)
+def all_text(al: AllLedger) -> Group:
+    items, by = al.items, al.by
+    total = Tally.sum(x.total for x in items)
+    sub = Tally.sum(x.subagents for x in items)
+    helpers = Tally.sum(x.helpers for x in items)
+    notes = unknown_notes(total) + filter_notes(al)
+    short = al.shorts
+    title = f"{len(items)} conversations"
+    if by in ("model", "day", "project"):
+        label = f"day ({_zone(al.filter.tz)})" if by == "day" else by
+        first = {by: Col(by, wrap=by == "project", min=20)}
+        t = ledger_table(f"{title} by {label}", first, ((by,),), [({by: r.key}, r.tally) for _, r in al.rows], total, notes)
     elif by in ("talk", "stream"):
-        t = _table(f"{len(ledgers)} conversations by {by}", ["conversation", by],
-                   [([(c or "")[:8], r.key], r.tally) for c, r in rs], total)
+        first = {"conversation": Col("conversation"), by: Col(by)}
+        t = ledger_table(f"{title} by {by}", first, (("conversation", by),),
+                         [({"conversation": short.get(c or "", (c or "")[:8]), by: r.key}, r.tally) for c, r in al.rows], total, notes)
     else:
-        t = _table(f"{len(ledgers)} conversations", ["conversation", "sub-agents"],
-                   [([r.key[:8], money(led.subagents.money)], r.tally) for (_, r), led in zip(rs, ledgers, strict=True)],
-                   total)
-    return Group(_prices_line(prices), t, _notes(total, sub, helpers, sum(_copies(x) for x in ledgers),
-                                                 sum(x.replays for x in ledgers)))
+        first = {"conversation": Col("conversation"), "runtime": Col("runtime"), "project": Col("project", wrap=True, min=10),
+                 "sub": Col("sub-agents", right=True)}
+        data = [({"conversation": short.get(r.key, r.key[:8]), "runtime": str(r.detail.get("runtime")),
+                  "project": Text(_folder(r.detail.get("project"))),
+                  "sub": _sub_money(r.detail.get("subagents"))}, r.tally)
+                for _, r in al.rows]
+        t = ledger_table(title, first, (("conversation", "runtime", "project", "sub"), ("conversation", "project"), ("conversation",)),
+                         data, total, notes)
+    return Group(_prices_line(al.prices), t, _notes(total, sub, helpers, sum(_copies(x) for x in items),
+                                                    sum(x.replays for x in items)))
+
+
+def _sub_money(t: Any) -> str:
+    return money_cell(t) if isinstance(t, Tally) and t.calls else "—"
+
+
+def _folder(path: Any) -> str:
+    if not isinstance(path, str) or not path:
+        return "—"
+    parts = [p for p in path.replace("\\", "/").split("/") if p]
+    return parts[-1] if parts else path
+
+
+def filter_notes(al: AllLedger) -> list[str]:
+    f = al.filter
+    out = []
+    if f.timed:
+        span = " ".join(x for x in (f"from {_local(f.since, f.tz)}" if f.since else "",
+                                    f"before {_local(f.until, f.tz)}" if f.until else "") if x)
+        out.append(f"calls made {span} ({_zone(f.tz)})")
+        if al.untimed_calls:
+            out.append(f"{_n(al.untimed_calls, 'call')} left out: the record gives no time to place them in the span")
+    if f.projects:
+        out.append("projects holding " + ", ".join(repr(p) for p in f.projects))
+    if f.runtimes:
+        out.append("runtimes " + ", ".join(f.runtimes))
+    return out
+
+
+def _local(t: Any, tz: Any) -> str:
+    from .times import local
+
+    return local(t, tz).strftime("%Y-%m-%d %H:%M")
+
+
+def all_ledger_json(al: AllLedger) -> dict[str, Any]:
+    d = all_json(list(al.items), al.prices, al.by, list(al.rows))
+    d["filter"] = al.filter.to_json()
+    d["untimed_calls_left_out"] = al.untimed_calls
+    return d
 
 
 def update_json(r: UpdateResult) -> dict[str, Any]:

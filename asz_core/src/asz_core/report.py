@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -11,20 +11,23 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.table import Table
 from rich.text import Text
 
+from . import times
 from .assembly import Conversation, Step
 from .collect import CollectResult
+from .conversations import Listed, Listing
 from .convert import unstructure
+from .ledger import Tally
+from .ledger_report import BLIND_NOTE, blind, money, money_cell
 from .records import USAGE_TYPES
 from .registry import PluginInfo
-from .store import ConversationRow
+from .tables import Col, FitTable
+from .textclip import one_line
 
 CLIP = 200  # bytes of an input or reply shown in a talk row
 
 
 def clip(text: str, limit: int = CLIP) -> str:
-    one = " ".join(text.split())
-    b = one.encode()
-    return one if len(b) <= limit else b[: limit - 1].decode("utf-8", "ignore") + "…"
+    return one_line(text, limit)
 
 
 # -- collect -------------------------------------------------------------------------------
@@ -65,30 +68,90 @@ def collect_table(r: CollectResult) -> Group:
 
 # -- conversations ---------------------------------------------------------------------------
 
-def conversation_summary(row: ConversationRow) -> dict[str, Any]:
-    from .api import load
-
-    conv = load(row.id)
-    first = next(iter(conv.person_inputs()), None)
+def listed_json(x: Listed) -> dict[str, Any]:
+    s = x.summary
     return {
-        "id": row.id, "runtime": row.runtime, "sessions": list(row.sessions),
-        "first_input": clip(first.text) if first else None,
-        "talks": len(conv.main_talks), "subagents": len(conv.streams) - 1,
-        "model_calls": len(conv.model_calls()),
-        "head": f"r{row.head.number}" if row.head else None, "head_digest": row.head.head if row.head else None,
+        "id": x.id, "short": x.short, "runtime": x.runtime, "sessions": list(x.sessions),
+        "project": s.project, "projects": list(s.projects), "started": s.started, "last_activity": s.last,
+        "first_input": s.first_input, "talks": s.talks, "subagents": s.streams, "model_calls": s.total.calls,
+        "money": str(s.total.money), "money_complete": s.total.unpriced == 0 and s.total.incomplete == 0,
+        "head": f"r{x.head.number}", "head_digest": x.head.head,
     }
 
 
-def conversations_json(rows: list[ConversationRow]) -> list[dict[str, Any]]:
-    return [conversation_summary(r) for r in rows]
+def listing_json(lst: Listing) -> list[dict[str, Any]]:
+    return [listed_json(x) for x in lst.rows]
 
 
-def conversations_table(rows: list[ConversationRow]) -> Table:
-    t = Table("id", "runtime", "first input", "talks", "model calls", "head", title=f"{len(rows)} conversations")
-    for r in rows:
-        s = conversation_summary(r)
-        t.add_row(r.id[:8], r.runtime, clip(s["first_input"] or "—", 60), str(s["talks"]), str(s["model_calls"]), s["head"] or "—")
+_CONV_COLS = {
+    "id": Col("id"), "runtime": Col("runtime"), "started": Col("started"), "last": Col("last activity"),
+    "project": Col("project", wrap=True, min=24), "folder": Col("project", wrap=True, min=10), "money": Col("cost", right=True),
+    "talks": Col("talks", right=True), "calls": Col("calls", right=True), "input": Col("first input", wrap=True, min=16),
+    "head": Col("head"),
+}
+_CONV_LAYOUTS = (
+    ("id", "runtime", "started", "last", "project", "money", "talks", "calls", "input", "head"),
+    ("id", "runtime", "last", "folder", "money", "talks", "calls", "input"),
+    ("id", "last", "folder", "money", "calls", "input"),
+    ("id", "last", "folder", "money", "input"),
+    ("id", "last", "money", "input"),
+)
+
+
+def listing_table(lst: Listing) -> FitTable:
+    f = lst.filter
+    shown = f"{len(lst.rows)} of {lst.total} conversations" if len(lst.rows) != lst.total else f"{lst.total} conversations"
+    notes = [money_note(x.summary.total for x in lst.rows),
+             f"times are {zone_label(f.tz)}; newest activity last"]
+    if lst.untimed:
+        notes.append(f"{lst.untimed} conversations left out: their record gives no time to place them in the span")
+    t = FitTable(_CONV_COLS, _CONV_LAYOUTS, title=shown, notes=notes)
+    for x in lst.rows:
+        s = x.summary
+        t.add_row({"id": x.short, "runtime": x.runtime, "started": when(s.started, f.tz), "last": when(s.last, f.tz),
+                   "project": Text(s.project or "—"), "folder": Text(folder(s.project)), "money": money_cell(s.total),
+                   "talks": s.talks, "calls": s.total.calls, "input": Text(clip(s.first_input or "—", 90)),
+                   "head": f"r{x.head.number}"})
     return t
+
+
+def folder(path: str | None) -> str:
+    """A project's last folder name (``/home/me/src/asz`` -> ``asz``), for narrow tables."""
+    if not path:
+        return "—"
+    parts = [p for p in path.replace("\\", "/").split("/") if p]
+    return parts[-1] if parts else path
+
+
+def when(ts: str | None, tz: Any, seconds: bool = False) -> str:
+    """A time as a person reads it: local (or --timezone) wall clock, minutes (or seconds)."""
+    t = times.instant(ts)
+    if t is None:
+        return "—"
+    return times.local(t, tz).strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def zone_label(tz: Any) -> str:
+    if tz is None:
+        import datetime as dt
+
+        return f"local time ({dt.datetime.now().astimezone().tzname()})"
+    return f"in {getattr(tz, 'key', None) or tz}"
+
+
+def money_note(tallies: Iterable[Tally]) -> str:
+    """One line under a table of costs: what is not in them (nothing when all is known)."""
+    ts = list(tallies)
+    part = sum(1 for t in ts if not blind(t) and (t.incomplete or t.unpriced))
+    bits = [BLIND_NOTE] if any(blind(t) for t in ts) else []
+    if part:
+        bits.append(f"{plural(part, 'cost')} of what is known only: some of its calls have a count unknown or no price "
+                    "(`asz ledger CONV` says which)")
+    return "; ".join(bits)
+
+
+def plural(n: int, what: str) -> str:
+    return f"{n:,} {what}" + ("" if n == 1 else "s")
 
 
 # -- show -----------------------------------------------------------------------------------

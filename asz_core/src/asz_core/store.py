@@ -179,11 +179,18 @@ class Store:
         ]
 
     def resolve(self, name: str) -> str:
-        """A conversation id from its whole id, a unique prefix, or a session id it holds."""
-        row = self.db.execute("SELECT conversation FROM sessions WHERE session = ?", (name,)).fetchone()
+        """A conversation id from its whole id, a session id it holds, or a prefix of either that
+        names one conversation (a resumed conversation's sessions all name it)."""
+        if not name:
+            raise NotFound("give a conversation id (or a prefix of it, or a session id); `asz conversations` lists them")
+        row = self.db.execute("SELECT id FROM conversations WHERE id = ? UNION ALL "
+                              "SELECT conversation FROM sessions WHERE session = ?", (name, name)).fetchone()
         if row:
             return row[0]
-        ids = [r[0] for r in self.db.execute("SELECT id FROM conversations WHERE id >= ? AND id < ? ORDER BY id", (name, name + "\uffff"))]
+        span = (name, name + "\uffff")
+        ids = sorted({r[0] for r in self.db.execute(
+            "SELECT id FROM conversations WHERE id >= ? AND id < ? UNION "
+            "SELECT conversation FROM sessions WHERE session >= ? AND session < ?", span + span)})
         if len(ids) == 1:
             return ids[0]
         if not ids:

@@ -60,3 +60,10 @@ def kind_name(value: Any) -> str:
     if value is None or isinstance(value, bool | int | float):
         return repr(value)[:KIND_CHARS]
     return "<object>" if isinstance(value, dict) else f"<{type(value).__name__}>"
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """A text shown in a row: its whitespace runs made one space, cut to ``limit`` bytes with ``…``."""
+    one = " ".join(text.split())
+    b = one.encode()
+    return one if len(b) <= limit else b[: limit - 1].decode("utf-8", "ignore") + "…"

@@ -1,0 +1,301 @@
+"""Collected conversations as a person finds them: by when, where and which runtime.
+
+``listing`` gives one row per conversation (started and last activity, project, cost, talks,
+calls, the person's first real input, the shortest id prefix that names it), newest activity
+last. ``ledger_of_all`` gives the ledger of the conversations a :class:`Filter` keeps, cut by
+conversation, talk, stream, model, local day or project; with ``--since``/``--until`` it counts
+exactly the model calls made in that span.
+
+Both read the per-conversation summaries the ledger keeps (``ledger.summaries``), so a second
+look costs a file read. A summary says the span of time its calls lie in: a conversation wholly
+inside or outside the span (or on one local day, for ``--by day``) needs nothing more; only one
+that straddles a bound is built again, from its kept assembly, to count its calls one by one.
+
+Nothing here imports typer or rich: a lean command path can use it as it is.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+from attrs import frozen
+
+from . import times
+from .assembly import Conversation
+from .errors import AszError
+from .ledger import NO_TIME, Ledger, Row, Summary, Tally, build, load_prices, rows, summaries, summarize
+from .pricing import PriceFile
+from .store import ConversationRow, Round, Store
+
+SHORT_ID = 8
+"""Ids are shown by at least this many characters, more where another id or session id starts alike."""
+
+NO_PROJECT = "(no project)"
+
+
+@frozen
+class Filter:
+    """Which conversations (and, with a span of time, which of their model calls) to count."""
+
+    since: dt.datetime | None = None
+    """Aware UTC instants: a call counts when ``since <= its time < until``."""
+    until: dt.datetime | None = None
+    projects: tuple[str, ...] = ()
+    """Any of them found in a conversation's project path (case-insensitive), e.g. its folder name."""
+    runtimes: tuple[str, ...] = ()
+    tz: dt.tzinfo | None = None
+    """The zone days and local times are in; None: the system's local time."""
+
+    @classmethod
+    def of(cls, since: str | None = None, until: str | None = None, timezone: str | None = None,
+           projects: Iterable[str] = (), runtimes: Iterable[str] = (), *, now: dt.datetime | None = None) -> Filter:
+        """A filter from what a person typed (``--since 2025-01-31``, ``--timezone Europe/Paris``, ...)."""
+        tz = times.zone(timezone)
+        lo = times.bound(since, tz, now=now) if since else None
+        hi = times.bound(until, tz, end=True, now=now) if until else None
+        if lo is not None and hi is not None and hi <= lo:
+            raise AszError(f"--until {until} is not after --since {since}: nothing lies between them")
+        return cls(lo, hi, tuple(p for p in projects if p), tuple(r for r in runtimes if r), tz)
+
+    @property
+    def timed(self) -> bool:
+        return self.since is not None or self.until is not None
+
+    def holds(self, ts: str | None) -> bool:
+        """Whether a time lies in the span (a time the record does not give never does)."""
+        t = times.instant(ts)
+        return t is not None and (self.since is None or t >= self.since) and (self.until is None or t < self.until)
+
+    def place(self, runtime: str, projects: Sequence[str]) -> bool:
+        """Whether a conversation of that runtime and those projects is kept (time aside)."""
+        if self.runtimes and runtime not in self.runtimes:
+            return False
+        if self.projects:
+            return any(p.lower() in x.lower() for p in self.projects for x in projects)
+        return True
+
+    def overlaps(self, start: str | None, end: str | None) -> bool:
+        """Whether activity from ``start`` to ``end`` touches the span."""
+        if not self.timed:
+            return True
+        a, b = times.instant(start), times.instant(end)
+        if a is None or b is None:
+            return False
+        return (self.until is None or a < self.until) and (self.since is None or b >= self.since)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"since": times.utc_text(self.since) if self.since else None,
+                "until": times.utc_text(self.until) if self.until else None,
+                "projects": list(self.projects), "runtimes": list(self.runtimes),
+                "timezone": _tz_name(self.tz)}
+
+
+def _tz_name(tz: dt.tzinfo | None) -> str:
+    if tz is None:
+        return "local (" + (dt.datetime.now().astimezone().tzname() or "?") + ")"
+    return getattr(tz, "key", None) or str(tz)
+
+
+# --- ids -------------------------------------------------------------------------------------------
+
+def shortest_prefixes(rows: Sequence[ConversationRow], minimum: int = SHORT_ID) -> dict[str, str]:
+    """Each conversation's shortest id prefix (at least ``minimum`` characters) that names it alone:
+    no other conversation's id, nor any session id of another, starts with it (``Store.resolve``
+    takes a prefix of either)."""
+    names = sorted({(n, r.id) for r in rows for n in (r.id, *r.sessions)})
+    need: dict[str, int] = {r.id: min(minimum, len(r.id)) for r in rows}
+    # Sorted, a name's longest common prefix with a name of another conversation is with the
+    # nearest such name on either side.
+    for i, (name, conv) in enumerate(names):
+        if name != conv:
+            continue
+        for step in (-1, 1):
+            j = i + step
+            while 0 <= j < len(names) and names[j][1] == conv:
+                j += step
+            if 0 <= j < len(names):
+                need[conv] = max(need[conv], min(len(name), _common(name, names[j][0]) + 1))
+    return {r.id: r.id[: need[r.id]] for r in rows}
+
+
+def _common(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+# --- the listing -----------------------------------------------------------------------------------
+
+@frozen
+class Listed:
+    """One conversation as ``asz conversations`` shows it."""
+
+    id: str
+    short: str
+    """The shortest prefix of ``id`` that names it alone (what the table shows)."""
+    runtime: str
+    sessions: tuple[str, ...]
+    head: Round
+    summary: Summary
+    """Its ledger summary at ``head``: cost, project, times, talks, first input."""
+
+
+@frozen
+class Listing:
+    rows: tuple[Listed, ...]
+    """Oldest activity first, the newest last (nearest the prompt)."""
+    filter: Filter
+    untimed: int = 0
+    """Conversations left out by a span of time because their record gives no time."""
+    total: int = 0
+    """Conversations collected (before the filter)."""
+
+
+def listing(f: Filter | None = None, *, store: Store | None = None, prices: str | None = None,
+            last: int | None = None) -> Listing:
+    """The collected conversations the filter keeps, oldest activity first; ``last``: only that
+    many of the most recently active."""
+    f = f or Filter()
+    st = store or Store.open()
+    conv_rows = [r for r in st.conversations() if r.head is not None]
+    short = shortest_prefixes(st.conversations())
+    sums = {s.conversation: s for s in summaries(prices=prices, store=st)[0]}
+    out, untimed = [], 0
+    for r in conv_rows:
+        s = sums[r.id]
+        if not f.place(r.runtime, s.projects):
+            continue
+        if f.timed and s.started is None:
+            untimed += 1
+            continue
+        if not f.overlaps(s.started, s.last):
+            continue
+        assert r.head is not None
+        out.append(Listed(r.id, short[r.id], r.runtime, r.sessions, r.head, s))
+    out.sort(key=lambda x: (x.summary.last or "", x.summary.started or "", x.id))
+    if last is not None:
+        out = out[-last:] if last > 0 else []
+    return Listing(tuple(out), f, untimed, len(conv_rows))
+
+
+# --- the ledger of all -----------------------------------------------------------------------------
+
+BY_ALL = ("talk", "stream", "model", "day", "project")
+"""How the ledger of all conversations can be cut (none: one row per conversation)."""
+
+
+@frozen
+class AllLedger:
+    """The ledger of the conversations a filter keeps, cut one way."""
+
+    items: tuple[Summary | Ledger, ...]
+    """One per conversation kept, holding only the calls in the span (ledgers for talk and stream)."""
+    prices: PriceFile
+    by: str | None
+    rows: tuple[tuple[str | None, Row], ...]
+    """(conversation, row) for talk and stream; (None, row) otherwise."""
+    filter: Filter
+    untimed_calls: int = 0
+    """Calls a span of time left out because the record gives them no time."""
+    shorts: dict[str, str] = attrs.field(factory=dict)
+    """Conversation id -> its shortest unique prefix."""
+
+
+def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str | None = None,
+                  store: Store | None = None) -> AllLedger:
+    """The ledger of every collected conversation the filter keeps, each at its newest round."""
+    from .api import load
+
+    f = f or Filter()
+    if by is not None and by not in BY_ALL:
+        raise AszError(f"--by must be one of {', '.join(BY_ALL)}, not {by!r}")
+    st = store or Store.open()
+    sums, file = summaries(prices=prices, store=st)
+    book = None
+    built: dict[str, tuple[Conversation, Ledger]] = {}
+
+    def made(s: Summary) -> tuple[Conversation, Ledger]:
+        nonlocal book
+        if s.conversation not in built:
+            book = book or load_prices(prices)
+            conv = load(s.conversation, s.round, store=st)
+            built[s.conversation] = conv, build(conv, book, (lambda step: f.holds(step.ts)) if f.timed else None)
+        return built[s.conversation]
+
+    def ledger(s: Summary) -> Ledger:
+        return made(s)[1]
+
+    kept: list[Summary] = []
+    untimed = 0
+    for s in sums:
+        if not f.place(s.runtime, s.projects):
+            continue
+        if f.timed:
+            no_time = s.by_day.get(NO_TIME)
+            untimed += no_time.calls if no_time else 0
+            span = f.overlaps(s.first_call, s.last_call)
+            if not span:
+                continue
+            inside = (f.since is None or times.instant(s.first_call) >= f.since) and \
+                     (f.until is None or times.instant(s.last_call) < f.until)  # type: ignore[operator]
+            if not inside or no_time:
+                s = summarize(ledger(s), made(s)[0])  # of the calls in the span only
+                if not s.total.calls:
+                    continue
+        kept.append(s)
+
+    items: list[Summary | Ledger] = list(kept)
+    out: list[tuple[str | None, Row]]
+    if by in ("talk", "stream"):
+        items = [ledger(s) for s in kept]
+        out = [(x.conversation, r) for x in items if isinstance(x, Ledger) for r in rows(x, by)]
+    elif by == "day":
+        out = [(None, r) for r in _grouped(d for s in kept for d in _days(s, f.tz, ledger).items())]
+    elif by == "project":
+        out = [(None, r) for r in _grouped((s.project or NO_PROJECT, s.total) for s in kept)]
+    elif by == "model":
+        out = [(None, r) for r in _grouped(m for s in kept for m in s.by_model.items())]
+    else:
+        out = [(None, Row(s.conversation, s.total, {"runtime": s.runtime, "round": f"r{s.round}", "subagents": s.subagents,
+                                                    "project": s.project}))
+               for s in kept]
+    shorts = shortest_prefixes(st.conversations())
+    return AllLedger(tuple(items), file, by, tuple(out), f, untimed, shorts)
+
+
+def _days(s: Summary, tz: dt.tzinfo | None, ledger: Any) -> dict[str, Tally]:
+    """A conversation's calls by local day: from its summary when they all fall on one day."""
+    a, b = times.instant(s.first_call), times.instant(s.last_call)
+    if a is not None and b is not None and times.day(a, tz) == times.day(b, tz):
+        timed = Tally.sum(t for k, t in s.by_day.items() if k != NO_TIME)
+        out = {times.day(a, tz): timed}
+        if NO_TIME in s.by_day:
+            out[NO_TIME] = s.by_day[NO_TIME]
+        return out
+    if a is None and b is None:
+        return dict(s.by_day)  # only calls with no time (or none)
+    return {r.key: r.tally for r in rows(ledger(s), "day", tz)}
+
+
+def _grouped(pairs: Iterable[tuple[str, Tally]]) -> list[Row]:
+    groups: dict[str, Tally] = {}
+    for k, t in pairs:
+        groups.setdefault(k, Tally()).merge(t)
+    return [Row(k, groups[k]) for k in sorted(groups)]
+
+
+def ledger_of_one(name: str, head: str | None, f: Filter, *, prices: str | None = None,
+                  store: Store | None = None) -> Ledger:
+    """One conversation's ledger, of the calls made in the filter's span (all, without one)."""
+    from .api import load
+
+    if f.projects or f.runtimes:
+        raise AszError("--project and --runtime choose among all conversations: give them without a conversation")
+    st = store or Store.open()
+    return build(load(name, head, store=st), load_prices(prices), (lambda step: f.holds(step.ts)) if f.timed else None)
