@@ -39,3 +39,35 @@ def load(name: str, head: str | int | None = None, *, store: Store | None = None
 
 def plugins(registry: Registry | None = None) -> list[PluginInfo]:
     return (registry or Registry()).plugins()
+
+
+def outline(name: str, talk: str, head: str | int | None = None, *, store: Store | None = None) -> tuple[Conversation, dict, list[dict]]:
+    """One talk of a conversation in outline (the navigation's ``talk`` rows, whole): the
+    conversation, the talk's head and its steps: what ``asz show CONV --talk k3`` prints."""
+    from .navigation import Navigator
+    from .window import build
+
+    st = store or Store.open()
+    w = build(st, name, head, None)
+    nav = Navigator(w, st)
+    head_row, steps = nav.outline(talk)
+    return w.conv, head_row, steps
+
+
+def versions(registry: Registry | None = None) -> dict[str, object]:
+    """asz's version, Python's, and each installed plugin distribution's with what it provides."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    def of(dist: str) -> str | None:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return None
+
+    dists: dict[str, dict[str, object]] = {}
+    for p in plugins(registry):
+        d = dists.setdefault(p.distribution, {"distribution": p.distribution, "version": p.version, "provides": []})
+        d["provides"].append(f"{p.kind} {p.name}")  # type: ignore[union-attr]
+    return {"asz": of("asz") or of("asz-core"), "asz_core": of("asz-core"), "python": platform.python_version(),
+            "plugins": sorted(dists.values(), key=lambda d: str(d["distribution"]))}

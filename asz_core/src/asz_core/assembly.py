@@ -17,6 +17,7 @@ from attrs import frozen
 
 from .records import Usage, count
 from .store import Round, StoredRecord
+from .times import instant, utc_text
 
 CAPTURE_EVENTS = frozenset({"change", "execution"})
 """Events of records captured beside the transcript, attached to the tool step they name."""
@@ -137,6 +138,9 @@ class Conversation:
     """Step ids of the main stream that no talk holds (before the first input)."""
     unattached: tuple[dict[str, Any], ...] = ()
     """Change and execution records (events with ``seq``) whose tool call no step of this view holds."""
+    span: tuple[str | None, str | None] = (None, None)
+    """The first and last time any of its records names (UTC, ``times.utc_text``): when it started
+    and its last activity."""
     projects: tuple[str, ...] = ()
     """The working directories (project folders) the main stream's records name, each once, in
     landing order (``project`` events): the first is the conversation's project. Those of its
@@ -255,7 +259,13 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
     captured: dict[str, dict[str, list[dict[str, Any]]]] = {}  # tool id -> change/execution events
     projects: dict[bool, dict[str, None]] = {True: {}, False: {}}  # main stream's / others' project paths, in landing order
 
+    first = last = None
     for rec in records:
+        if rec.ts:
+            t = instant(rec.ts)
+            if t is not None:
+                first = t if first is None or t < first else first
+                last = t if last is None or t > last else last
         if rec.events and all(ev.get("e") in CAPTURE_EVENTS for ev in rec.events):
             # A record captured beside the transcript (a recorder's change or execution record):
             # it belongs to the tool call it names, whenever it landed, and opens no stream.
@@ -484,6 +494,7 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
         ))
     return Conversation(conversation, runtime, rnd, tuple(stream_rows), tuple(talks), tuple(final_steps),
                         tuple(step_id[id(b)] for b in loose), unattached,
+                        (utc_text(first) if first else None, utc_text(last) if last else None),
                         tuple(projects[True] or projects[False]))
 
 

@@ -15,16 +15,33 @@ from rich.console import Console
 from . import api, ledger_report, report
 from . import conversations as convs
 from . import ledger as ledgers
-from . import pricing
+from . import pricing, times
 from .commands import AszGroup
 from .errors import AszError
 
+HELP = {"help_option_names": ["-h", "--help"]}
+"""-h and --help on every command (click hands it down to sub-commands, plugins' too)."""
 # Commands plugins add (asz_register_commands: `asz recorder` comes from asz-adapters-claudecode)
 # join core's through AszGroup, loaded only when asked for.
-app = typer.Typer(cls=AszGroup, no_args_is_help=True, add_completion=False,
-                  help="Judge recorded coding-agent conversations.")
+app = typer.Typer(cls=AszGroup, no_args_is_help=True, add_completion=False, context_settings=HELP,
+                  help="Judge recorded coding-agent conversations. Start with `asz collect`, then `asz conversations`.")
 out = Console()
 err = Console(stderr=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        v = api.versions()
+        sys.stdout.write(report.versions_text(v) + "\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
+                                          help="Print the versions of asz and its plugins, and exit.")] = False,
+) -> None:
+    """Judge recorded coding-agent conversations. Start with `asz collect`, then `asz conversations`."""
 
 Head = Annotated[Optional[str], typer.Option("--head", help="Round to view: r3, 3, or a head digest prefix (default: newest).")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for programs instead of a table.")]
@@ -67,12 +84,20 @@ def conversations(
 
 @app.command()
 def show(
-    conversation: Annotated[str, typer.Argument(help="Conversation id, unique prefix, or session id.")],
+    conversation: Annotated[str, typer.Argument(help="Conversation id, unique prefix, or session id (or a prefix of one).")],
     head: Head = None,
+    talk: Annotated[Optional[str], typer.Option("--talk", "-k", help="One talk's steps in outline (k3; loose for the work before the first input): tools with their status, sub-agents, replies.")] = None,
+    timezone: Zone = None,
     json: Json = False,
     operations: Annotated[bool, typer.Option("--operations", help="List the file operations the record shows (o1, o2, … in landing order).")] = False,
 ) -> None:
-    """Show a conversation's talks with inputs and replies, sub-agents and model calls."""
+    """Show a conversation's talks (start, duration, inputs and replies, tokens, money), sub-agents and streams."""
+    tz = times.zone(timezone)
+    if talk:
+        conv, head_row, steps = api.outline(conversation, talk, head)
+        led = ledgers.build(conv, ledgers.load_prices())
+        _emit(report.outline_json(conv, head_row, steps, led) if json else report.outline_text(conv, head_row, steps, led, tz), json)
+        return
     conv = api.load(conversation, head)
     if operations:
         from .operations import of_conversation
@@ -80,7 +105,8 @@ def show(
         ops = of_conversation(conv)
         _emit(report.operations_json(conv, ops) if json else report.operations_text(conv, ops), json)
         return
-    _emit(report.show_json(conv) if json else report.show_text(conv), json)
+    led = ledgers.build(conv, ledgers.load_prices())
+    _emit(report.show_json(conv, led) if json else report.show_text(conv, led, tz), json)
 
 
 @app.command()
@@ -123,7 +149,7 @@ def ledger(
         _emit(ledger_report.all_ledger_json(al) if json else ledger_report.all_text(al), json)
 
 
-prices_app = typer.Typer(no_args_is_help=True, add_completion=False, help="The price data ledgers are priced with.")
+prices_app = typer.Typer(no_args_is_help=True, add_completion=False, context_settings=HELP, help="The price data ledgers are priced with.")
 app.add_typer(prices_app, name="prices")
 
 
@@ -139,7 +165,7 @@ def prices_update(
 
 from .judge import cli as judge_cli  # noqa: E402
 
-judge_app = typer.Typer(cls=judge_cli.JudgeGroup, no_args_is_help=True, add_completion=False,
+judge_app = typer.Typer(cls=judge_cli.JudgeGroup, no_args_is_help=True, add_completion=False, context_settings=HELP,
                         help="Judge a conversation: `asz judge CONV` runs the stages into a new run directory; "
                              "`asz judge -show RUN` renders a run; `asz judge mcp` serves the navigation.")
 app.add_typer(judge_app, name="judge")
@@ -179,5 +205,21 @@ def main() -> None:
     try:
         app()
     except AszError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
+        err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(1)
+    except KeyboardInterrupt:
+        err.print("interrupted", highlight=False)
+        sys.exit(130)
+    except BrokenPipeError:  # `asz … | head`: the reader left; nothing more to say
+        sys.stderr.close()
+        sys.exit(0)
+    except OSError as exc:  # the machine, not asz: a file or folder that cannot be read or written
+        err.print(f"[red]error:[/] {os_error_text(exc)}", highlight=False, soft_wrap=True)
+        sys.exit(1)
+
+
+def os_error_text(exc: OSError) -> str:
+    """One line for an environment problem, naming the file."""
+    what = exc.strerror or str(exc)
+    names = " → ".join(str(x) for x in (exc.filename, exc.filename2) if x is not None)
+    return f"{what}: {names}" if names else what

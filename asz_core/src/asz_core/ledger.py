@@ -450,7 +450,7 @@ class Summary:
     projects: tuple[str, ...] = ()
     """The working directories the record names (``Conversation.projects``); the first is its project."""
     started: str | None = None
-    """The first and last time any of its steps names (UTC, ``times.utc_text``)."""
+    """The first and last time any of its records names (``Conversation.span``)."""
     last: str | None = None
     first_call: str | None = None
     """The first and last time a model call of it names: a span of time that holds all of them
@@ -475,12 +475,10 @@ def summarize(led: Ledger, conv: Conversation | None = None) -> Summary:
                 led.by_model, led.by_day, sum(led.copies.values()), led.replays)
     if conv is None:
         return s
-    steps = [t for st in conv.steps for t in (instant(st.ts), instant(st.ts_end)) if t is not None]
     calls = [t for c in led.calls if (t := instant(c.ts)) is not None]
     first = conv.first_input()
     return attrs.evolve(
-        s, projects=conv.projects,
-        started=utc_text(min(steps)) if steps else None, last=utc_text(max(steps)) if steps else None,
+        s, projects=conv.projects, started=conv.span[0], last=conv.span[1],
         first_call=utc_text(min(calls)) if calls else None, last_call=utc_text(max(calls)) if calls else None,
         talks=len(conv.main_talks), streams=len(conv.streams) - 1,
         first_input=one_line(first.text) if first is not None else None)

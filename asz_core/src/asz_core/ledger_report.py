@@ -21,7 +21,7 @@ from .conversations import AllLedger
 from .ledger import Ledger, Row, Summary, Tally, rows, share
 from .pricing import PriceFile, UpdateResult
 from .records import USAGE_TYPES
-from .tables import Col, FitTable
+from .tables import Col, FitTable, folder, plural, zone_label
 
 _SHARE = Decimal("0.000001")
 
@@ -197,22 +197,20 @@ def unknown_notes(total: Tally) -> list[str]:
     parts = []
     for k in ("output", "input", "cache_read", "cache_write"):
         if total.unknown[k]:
-            p = f"{k.replace('_', ' ')} of {_n(total.unknown[k], 'call')}"
+            p = f"{k.replace('_', ' ')} of {plural(total.unknown[k], 'call')}"
             if k == "output" and total.output_floor:
                 p += f" (the final usage was never written; their streaming values reached {total.output_floor:,} tokens, a lower bound)"
             parts.append(p)
     if parts:
         lines.append("unknown, so in neither the tokens nor the money: " + "; ".join(parts))
     if total.incomplete:
-        lines.append(f"money is of the known counts only for {_n(total.incomplete, 'priced call')}")
+        lines.append(f"money is of the known counts only for {plural(total.incomplete, 'priced call')}")
     if total.unpriced:
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(total.unpriced_reasons.items()))
-        lines.append(f"{_n(total.unpriced, 'call')} unpriced ({reasons}): their tokens are counted, their money is not")
+        lines.append(f"{plural(total.unpriced, 'call')} unpriced ({reasons}): their tokens are counted, their money is not")
     return lines
 
 
-def _n(n: int, what: str) -> str:
-    return f"{n:,} {what}" + ("" if n == 1 else "s")
 
 
 def _notes(total: Tally, sub: Tally, helpers: Tally, copies: dict[str, int] | int = 0, replays: int = 0) -> Text:
@@ -250,7 +248,7 @@ def ledger_text(led: Ledger, by: str | None = None, tz: Any = None) -> Group:
         data = [({"stream": r.key, "kind": str(r.detail.get("kind")), "root": str(r.detail.get("root"))}, r.tally) for r in rs]
         main = ledger_table("streams", first, (("stream", "kind", "root"), ("stream", "root")), data, led.total, notes)
     else:
-        label = "day" + (f" ({_zone(tz)})" if by == "day" else "") if by == "day" else by
+        label = "day" + (f" ({zone_label(tz)})" if by == "day" else "") if by == "day" else by
         main = ledger_table(f"by {label}", {by: Col(by)}, ((by,),), [({by: r.key}, r.tally) for r in rs], led.total, notes)
     parts: list[Any] = [head, _prices_line(led.prices), main]
     if by != "stream":
@@ -272,12 +270,6 @@ def _family(model: str) -> str:
     return re.sub(r"-(20\d{6}|\d{4}-\d{2}-\d{2})$", "", model)
 
 
-def _zone(tz: Any) -> str:
-    if tz is None:
-        import datetime as dt
-
-        return f"local, {dt.datetime.now().astimezone().tzname()}"
-    return str(getattr(tz, "key", None) or tz)
 
 
 def _talk_cells(r: Row) -> dict[str, Any]:
@@ -296,7 +288,7 @@ def all_text(al: AllLedger) -> Group:
     short = al.shorts
     title = f"{len(items)} conversations"
     if by in ("model", "day", "project"):
-        label = f"day ({_zone(al.filter.tz)})" if by == "day" else by
+        label = f"day ({zone_label(al.filter.tz)})" if by == "day" else by
         first = {by: Col(by, wrap=by == "project", min=20)}
         t = ledger_table(f"{title} by {label}", first, ((by,),), [({by: r.key}, r.tally) for _, r in al.rows], total, notes)
     elif by in ("talk", "stream"):
@@ -307,7 +299,7 @@ def all_text(al: AllLedger) -> Group:
         first = {"conversation": Col("conversation"), "runtime": Col("runtime"), "project": Col("project", wrap=True, min=10),
                  "sub": Col("sub-agents", right=True)}
         data = [({"conversation": short.get(r.key, r.key[:8]), "runtime": str(r.detail.get("runtime")),
-                  "project": Text(_folder(r.detail.get("project"))),
+                  "project": Text(folder(r.detail.get("project"))),
                   "sub": _sub_money(r.detail.get("subagents"))}, r.tally)
                 for _, r in al.rows]
         t = ledger_table(title, first, (("conversation", "runtime", "project", "sub"), ("conversation", "project"), ("conversation",)),
@@ -320,11 +312,6 @@ def _sub_money(t: Any) -> str:
     return money_cell(t) if isinstance(t, Tally) and t.calls else "—"
 
 
-def _folder(path: Any) -> str:
-    if not isinstance(path, str) or not path:
-        return "—"
-    parts = [p for p in path.replace("\\", "/").split("/") if p]
-    return parts[-1] if parts else path
 
 
 def filter_notes(al: AllLedger) -> list[str]:
@@ -333,9 +320,9 @@ def filter_notes(al: AllLedger) -> list[str]:
     if f.timed:
         span = " ".join(x for x in (f"from {_local(f.since, f.tz)}" if f.since else "",
                                     f"before {_local(f.until, f.tz)}" if f.until else "") if x)
-        out.append(f"calls made {span} ({_zone(f.tz)})")
+        out.append(f"calls made {span} ({zone_label(f.tz)})")
         if al.untimed_calls:
-            out.append(f"{_n(al.untimed_calls, 'call')} left out: the record gives no time to place them in the span")
+            out.append(f"{plural(al.untimed_calls, 'call')} left out: the record gives no time to place them in the span")
     if f.projects:
         out.append("projects holding " + ", ".join(repr(p) for p in f.projects))
     if f.runtimes:

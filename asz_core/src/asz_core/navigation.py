@@ -533,18 +533,30 @@ class Navigator:
         """One talk's steps in outline (a main talk, a sub-task's talk, or ``loose``)."""
         if id is None:
             raise NavError("talk needs id, e.g. talk(id='k3')")
+        head, steps = self._talk_outline(id)
+        pages = self._pages(("talk", id), lambda: [self._step_row(s) for s in steps], "talk")
+        return {"talk": head, **self._page(pages, page, "steps")}
+
+    def _talk_outline(self, id: Any) -> tuple[dict[str, Any], list[Step]]:  # noqa: A002
         if id == LOOSE:
             if not self.w.whole:
                 raise NavError("loose work is shown only in runs over the whole conversation")
-            steps = [self.conv.step(s) for s in self.conv.loose]
-            head: dict[str, Any] = {"id": LOOSE, "mark": LOOSE}
-        else:
-            t = self._visible_talk(id)
-            steps = self._talk_steps(t)
-            head = {"id": t.id, "stream": t.stream, "mark": self.w.mark(t.id), "start": t.start, "end": t.end,
-                    "steps": len(steps)}
-        pages = self._pages(("talk", id), lambda: [self._step_row(s) for s in steps], "talk")
-        return {"talk": head, **self._page(pages, page, "steps")}
+            return {"id": LOOSE, "mark": LOOSE}, [self.conv.step(s) for s in self.conv.loose]
+        t = self._visible_talk(id)
+        steps = self._talk_steps(t)
+        return {"id": t.id, "stream": t.stream, "mark": self.w.mark(t.id), "start": t.start, "end": t.end,
+                "steps": len(steps)}, steps
+
+    def outline(self, talk: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """One talk's head and its steps in outline, whole (the ``talk`` tool pages the same rows):
+        what ``asz show CONV --talk k3`` prints. Counts nothing against the budget."""
+        try:
+            head, steps = self._talk_outline(talk)
+        except NavError as exc:
+            from .errors import NotFound
+
+            raise NotFound(f"{exc}; `asz show {self.conv.id[:8]}` lists the talks") from None
+        return head, [self._step_row(s) for s in steps]
 
     def _step(self, id: Any = None, part: Any = 1, offset: Any = 0) -> dict[str, Any]:  # noqa: A002
         """One step whole: its records as written (part n = its n-th record), in slices by offset."""

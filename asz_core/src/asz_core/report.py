@@ -16,11 +16,11 @@ from .assembly import Conversation, Step
 from .collect import CollectResult
 from .conversations import Listed, Listing
 from .convert import unstructure
-from .ledger import Tally
-from .ledger_report import BLIND_NOTE, blind, money, money_cell
+from .ledger import Ledger, Tally
+from .ledger_report import BLIND_NOTE, blind, money, money_cell, unknown_notes
 from .records import USAGE_TYPES
 from .registry import PluginInfo
-from .tables import Col, FitTable
+from .tables import Col, FitTable, folder, plural, when, zone_label
 from .textclip import one_line
 
 CLIP = 200  # bytes of an input or reply shown in a talk row
@@ -115,28 +115,10 @@ def listing_table(lst: Listing) -> FitTable:
     return t
 
 
-def folder(path: str | None) -> str:
-    """A project's last folder name (``/home/me/src/asz`` -> ``asz``), for narrow tables."""
-    if not path:
-        return "—"
-    parts = [p for p in path.replace("\\", "/").split("/") if p]
-    return parts[-1] if parts else path
 
 
-def when(ts: str | None, tz: Any, seconds: bool = False) -> str:
-    """A time as a person reads it: local (or --timezone) wall clock, minutes (or seconds)."""
-    t = times.instant(ts)
-    if t is None:
-        return "—"
-    return times.local(t, tz).strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
 
 
-def zone_label(tz: Any) -> str:
-    if tz is None:
-        import datetime as dt
-
-        return f"local time ({dt.datetime.now().astimezone().tzname()})"
-    return f"in {getattr(tz, 'key', None) or tz}"
 
 
 def money_note(tallies: Iterable[Tally]) -> str:
@@ -150,8 +132,6 @@ def money_note(tallies: Iterable[Tally]) -> str:
     return "; ".join(bits)
 
 
-def plural(n: int, what: str) -> str:
-    return f"{n:,} {what}" + ("" if n == 1 else "s")
 
 
 # -- show -----------------------------------------------------------------------------------
@@ -188,55 +168,155 @@ def _talk_steps(conv: Conversation, talk_id: str, with_children: bool) -> list[S
     return steps
 
 
-def show_json(conv: Conversation) -> dict[str, Any]:
+def show_json(conv: Conversation, led: Ledger) -> dict[str, Any]:
+    money_of = _talk_money(led)
     talks = []
     for t in conv.talks:
         inputs = [conv.step(i) for i in t.inputs]
+        m = money_of.get(t.id)
         talks.append({
-            "id": t.id, "stream": t.stream, "start": t.start, "end": t.end,
+            "id": t.id, "stream": t.stream, "start": t.start, "end": t.end, "seconds": _seconds(t.start, t.end),
             "inputs": [{"id": i.input, "source": i.source, "text": clip(i.text)} for i in inputs],
             "reply": clip(conv.step(t.reply).text) if t.reply else None,
             "steps": len(t.steps),
             "own": usage_totals([conv.step(s) for s in t.steps]),
             "with_subagents": usage_totals(_talk_steps(conv, t.id, True)) if t.stream == "m" else None,
+            "money": str(m.money) if m is not None else "0", "money_complete": m is None or (not m.unpriced and not m.incomplete),
         })
     return {
         "id": conv.id, "runtime": conv.runtime, "round": f"r{conv.round.number}", "head": conv.round.head,
+        "project": conv.project,
         "streams": [unstructure(s) for s in conv.streams],
         "talks": talks,
         "totals": usage_totals(list(conv.steps)),
+        "money": str(led.total.money), "prices": led.prices.name,
         "model_calls": [{"step": s.id, "stream": s.stream, "talk": s.talk, "model": s.model, "usage": unstructure(s.usage),
                          "output_floor": s.output_floor, "replay_of": s.replay_of, "copy_of": s.copy_of}
                         for s in conv.model_calls()],
     }
 
 
-def _tokens(u: dict[str, Any]) -> str:
-    tok, unk = u["tokens"], u["unknown_calls"]
-    parts = []
-    for k, label in (("input", "in"), ("output", "out"), ("cache_read", "cache r"), ("cache_write", "cache w")):
-        s = f"{label} {tok[k]:,}"
-        if unk[k]:
-            s += f" (+{unk[k]} unknown)"
-        parts.append(s)
-    return " · ".join(parts)
+def _talk_money(led: Ledger) -> dict[str, Tally]:
+    """A main talk's tally with the sub-agents it started; a sub-agent's talk, its own."""
+    out = {o.id: o.tally for o in led.owners if o.kind == "talk"}
+    out.update({t.id: t.with_subagents for t in led.talks})
+    return out
 
 
-def show_text(conv: Conversation) -> Group:
-    data = show_json(conv)
+def _seconds(a: str | None, b: str | None) -> float | None:
+    x, y = times.instant(a), times.instant(b)
+    return (y - x).total_seconds() if x is not None and y is not None else None
+
+
+def _four(t: Tally) -> str:
+    return "\n".join(f"{label} {t.tokens[k]:,}" for k, label in
+                     (("input", "in"), ("output", "out"), ("cache_read", "cache r"), ("cache_write", "cache w")))
+
+
+_TALK_COLS = {
+    "talk": Col("talk"), "start": Col("start"), "start_short": Col("start"), "took": Col("took", right=True),
+    "input": Col("input", wrap=True, min=16), "reply": Col("reply", wrap=True, min=16),
+    "calls": Col("calls", right=True), "four": Col("tokens"), "tokens": Col("tokens", right=True),
+    "money": Col("money", right=True),
+}
+_TALK_LAYOUTS = (
+    ("talk", "start", "took", "input", "reply", "calls", "four", "money"),
+    ("talk", "start", "took", "input", "calls", "tokens", "money"),
+    ("talk", "start_short", "took", "input", "tokens", "money"),
+    ("talk", "start_short", "input", "money"),
+    ("talk", "input", "money"),
+)
+_STREAM_COLS = {"stream": Col("stream"), "kind": Col("kind"), "by": Col("started by", wrap=True, min=10),
+                "talks": Col("talks", wrap=True, min=8), "steps": Col("steps", right=True),
+                "why": Col("attribution", wrap=True, min=14)}
+
+
+def show_text(conv: Conversation, led: Ledger, tz: Any = None) -> Group:
+    money_of = _talk_money(led)
     head = Text.assemble((f"conversation {conv.id}", "bold"), f"  {conv.runtime}  round r{conv.round.number} ",
-                         (conv.round.head[:12], "dim"))
-    t = Table("talk", "stream", "input", "reply", "calls", "tokens (with sub-agents)", show_lines=True)
-    for k in data["talks"]:
-        ins = "\n".join(f"{i['id']} [{i['source']}] {i['text']}" for i in k["inputs"]) or "—"
-        u = k["with_subagents"] or k["own"]
-        t.add_row(k["id"], k["stream"], ins, k["reply"] or "—", str(u["model_calls"]), _tokens(u))
-    streams = Table("stream", "kind", "started by", "talks", "steps", "attribution", title="streams")
-    for s in conv.streams:
-        streams.add_row(s.id, s.kind, ",".join(s.started_by) or "—", ",".join(s.talks) or "—", str(s.steps),
-                        s.unattributed or ("—" if s.kind == "main" else f"from {s.parent}"))
-    tot = Text(f"total: {data['totals']['model_calls']} model calls; {_tokens(data['totals'])}")
-    return Group(head, t, streams, tot)
+                         (conv.round.head[:12], "dim"), f"  {conv.project}" if conv.project else "")
+    notes = ["a main talk's calls, tokens and money hold those of the sub-agents it started; a sub-agent's own "
+             "talk (k7 (a1)) is listed too, with its own"] if any(t.stream != "m" for t in conv.talks) else []
+    notes += unknown_notes(led.total) + [f"times are {zone_label(tz)}"]
+    t = FitTable(_TALK_COLS, _TALK_LAYOUTS, title="talks", notes=notes, lines=True)
+    for k in conv.talks:
+        m = money_of.get(k.id) or Tally()
+        ins = "\n".join(f"{i.input} {clip(i.text, 160)}" + ("" if i.source in ("person", "agent") else f" ({i.source})")
+                        for i in (conv.step(x) for x in k.inputs)) or "—"
+        t.add_row({"talk": k.id if k.stream == "m" else f"{k.id} ({k.stream})", "start": when(k.start, tz, "%Y-%m-%d %H:%M:%S"),
+                   "start_short": when(k.start, tz, "%m-%d %H:%M"), "took": times.span_text(_seconds(k.start, k.end)),
+                   "input": Text(ins), "reply": Text(clip(conv.step(k.reply).text, 160) if k.reply else "—"),
+                   "calls": m.calls, "four": _four(m), "tokens": f"{m.token_sum:,}", "money": money_cell(m)})
+    streams = FitTable(_STREAM_COLS, (("stream", "kind", "by", "talks", "steps", "why"), ("stream", "kind", "by", "why")),
+                       title="streams")
+    for st in conv.streams:
+        streams.add_row({"stream": st.id, "kind": st.kind, "by": ", ".join(st.started_by) or "—",
+                         "talks": ", ".join(st.talks) or "—", "steps": st.steps,
+                         "why": st.unattributed or ("—" if st.kind == "main" else f"from {st.parent}")})
+    tot = led.total
+    line = Text(f"total: {plural(tot.calls, 'model call')}; in {tot.tokens['input']:,} · out {tot.tokens['output']:,} · "
+                f"cache r {tot.tokens['cache_read']:,} · cache w {tot.tokens['cache_write']:,}; {money_cell(tot)}")
+    return Group(head, t, streams, line)
+
+
+# -- one talk's outline -----------------------------------------------------------------------------
+
+def outline_json(conv: Conversation, head: dict[str, Any], steps: list[dict[str, Any]], led: Ledger) -> dict[str, Any]:
+    price = {c.step: c.price.money for c in led.calls}
+    rows = [{**r, "money": str(price[r["id"]]) if price.get(r["id"]) is not None else None} if r["kind"] == "model_call" else r
+            for r in steps]
+    return {"conversation": conv.id, "round": f"r{conv.round.number}", "head": conv.round.head, "talk": head, "steps": rows}
+
+
+_STEP_COLS = {"step": Col("step"), "time": Col("time"), "kind": Col("kind"), "what": Col("what", wrap=True, min=24),
+              "status": Col("status"), "result": Col("result", wrap=True, min=16), "money": Col("money", right=True)}
+
+
+def outline_text(conv: Conversation, head: dict[str, Any], steps: list[dict[str, Any]], led: Ledger, tz: Any = None) -> Group:
+    title = Text.assemble((f"talk {head['id']}", "bold"), f" of conversation {conv.id}  round r{conv.round.number}",
+                          f"  stream {head['stream']}" if head.get("stream") else "",
+                          f"  {when(head.get('start'), tz, '%Y-%m-%d %H:%M:%S')}" if head.get("start") else "",
+                          f" ({times.span_text(_seconds(head.get('start'), head.get('end')))})" if head.get("start") else "")
+    price = {c.step: c.price.money for c in led.calls}
+    talks_of = {st.id: st.talks for st in conv.streams}
+    t = FitTable(_STEP_COLS, (("step", "time", "kind", "what", "status", "result", "money"),
+                              ("step", "time", "what", "status", "money"), ("step", "what", "status", "money")),
+                 notes=[f"{plural(len(steps), 'step')}; `asz show {conv.id[:8]} --talk kN` for a sub-agent's talk; "
+                        f"times are {zone_label(tz)}"])
+    for r in steps:
+        m = price.get(r["id"])
+        t.add_row({"step": r["id"], "time": when(r.get("ts"), tz, "%H:%M:%S"), "kind": r["kind"], "what": Text(_what(r, talks_of)),
+                   "status": _status(r), "result": Text(r.get("result") or ""),
+                   "money": money(m) if m is not None else ("unpriced" if r["kind"] == "model_call" else "")})
+    return Group(title, t)
+
+
+def _what(r: dict[str, Any], talks_of: dict[str, tuple[str, ...]]) -> str:
+    k = r["kind"]
+    if k == "input":
+        return f"{r.get('input')} [{r.get('source')}] {r.get('text') or ''}"
+    if k == "model_call":
+        u = r.get("usage")
+        if not u:
+            return f"{r.get('model') or 'model ?'}: usage not recorded"
+        return f"{r.get('model') or 'model ?'}: " + " · ".join(
+            f"{label} {u[key]:,}" if isinstance(u[key], int) else f"{label} ?"
+            for key, label in (("input", "in"), ("output", "out"), ("cache_read", "cache r"), ("cache_write", "cache w")))
+    if k in ("tool", "agent_call"):
+        s = f"{r.get('name') or '?'} {r.get('request') or ''}".strip()
+        if r.get("starts"):
+            s += "  → starts " + ", ".join(f"{a} (talk {', '.join(talks_of.get(a, ())) or '—'})" for a in r["starts"])
+        return s
+    if k == "notice":
+        return f"[{r.get('notice')}] {r.get('text') or ''}"
+    return r.get("text") or ""
+
+
+def _status(r: dict[str, Any]) -> str:
+    s = r.get("status") or ""
+    if r.get("repeats"):
+        s += f" (same as {r['repeats']})"
+    return s
 
 
 # -- operations ---------------------------------------------------------------------------------
@@ -277,3 +357,10 @@ def plugins_table(rows: list[PluginInfo]) -> Table:
     for r in rows:
         t.add_row(r.kind, r.name, r.distribution, r.version, r.cls)
     return t
+
+
+def versions_text(v: dict[str, Any]) -> str:
+    lines = [f"asz {v['asz']} (asz-core {v['asz_core']}, Python {v['python']})"]
+    for d in v["plugins"]:
+        lines.append(f"  {d['distribution']} {d['version']}: {', '.join(d['provides'])}")
+    return "\n".join(lines)

@@ -111,7 +111,11 @@ class Store:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot make the asz home {path.parent} ({exc.strerror or exc}): set ASZ_HOME to a "
+                             "folder you can write") from None
         try:
             new = not path.exists() or path.stat().st_size == 0
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -134,7 +138,9 @@ class Store:
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise StoreError(f"{path} is busy ({exc}): another asz is writing to it; try again") from exc
-            raise StoreError(f"{path} is not an asz store ({exc})") from exc
+            # the file or its folder, not its content
+            raise StoreError(f"cannot open the store {path} ({exc}): check that {path.parent} can be read and "
+                             "written, or set ASZ_HOME") from None
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path} is not an asz store ({exc})") from exc
         if row is None:

@@ -9,7 +9,8 @@ as a mark on every figure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import datetime as dt
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from attrs import frozen
@@ -17,6 +18,8 @@ from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
+
+from . import times
 
 TEXT_MIN = 16
 """The narrowest a wrapping text column is drawn (its words fold below that)."""
@@ -40,13 +43,15 @@ class FitTable:
     """A rich renderable: rows of cells by column key, drawn in the first layout that fits."""
 
     def __init__(self, columns: dict[str, Col], layouts: Sequence[Sequence[str]], *, title: str | None = None,
-                 notes: Iterable[str] = ()) -> None:
+                 notes: Iterable[str] = (), lines: bool = False) -> None:
         for lay in layouts:
             missing = [k for k in lay if k not in columns]
             if missing:
                 raise ValueError(f"layout names columns {missing} not defined")
         self.columns, self.layouts, self.title = columns, [list(x) for x in layouts], title
         self.notes = [n for n in notes if n]
+        self.lines = lines
+        """A rule between rows (rows of several lines)."""
         self.rows: list[tuple[dict[str, Cell], str | None]] = []
 
     def add_row(self, cells: dict[str, Any], style: str | None = None) -> None:
@@ -72,7 +77,7 @@ class FitTable:
         return self.layouts[-1]
 
     def table(self, layout: Sequence[str]) -> Table:
-        t = Table(title=self.title)
+        t = Table(title=self.title, show_lines=self.lines)
         for k in layout:
             col = self.columns[k]
             t.add_column(col.header, justify="right" if col.right else "left", no_wrap=not col.wrap,
@@ -107,5 +112,26 @@ class _Null:
         pass
 
 
-def lines(items: Iterable[str]) -> Iterator[str]:
-    return (i for i in items if i)
+def folder(path: Any) -> str:
+    """A project's last folder name (``/home/me/src/asz`` -> ``asz``), for narrow tables."""
+    if not isinstance(path, str) or not path:
+        return "—"
+    parts = [p for p in path.replace("\\", "/").split("/") if p]
+    return parts[-1] if parts else path
+
+
+def zone_label(tz: dt.tzinfo | None) -> str:
+    """The zone times are shown in: ``local, CET`` or the name given."""
+    if tz is None:
+        return f"local, {dt.datetime.now().astimezone().tzname()}"
+    return str(getattr(tz, "key", None) or tz)
+
+
+def when(ts: str | None, tz: dt.tzinfo | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """A runtime's time on the wall clock of ``tz`` (None: local), as a person reads it."""
+    t = times.instant(ts)
+    return "—" if t is None else times.local(t, tz).strftime(fmt)
+
+
+def plural(n: int, what: str) -> str:
+    return f"{n:,} {what}" + ("" if n == 1 else "s")

@@ -1,0 +1,86 @@
+"""--since / --until / --timezone as a person types them, and local days across a DST change."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from asz_core import times
+from asz_core.errors import AszError
+
+UTC = dt.UTC
+PARIS = ZoneInfo("Europe/Paris")
+NOW = dt.datetime(2025, 3, 30, 10, 0, tzinfo=UTC)  # the day Paris moved to summer time (02:00 -> 03:00)
+
+
+def test_a_date_is_the_whole_local_day() -> None:
+    assert times.bound("2025-01-31", PARIS) == dt.datetime(2025, 1, 30, 23, 0, tzinfo=UTC)
+    assert times.bound("20250131", PARIS) == times.bound("2025-01-31", PARIS)
+    # --until a date includes all of it: the bound is the next local midnight
+    assert times.bound("2025-01-31", PARIS, end=True) == dt.datetime(2025, 1, 31, 23, 0, tzinfo=UTC)
+    # the DST day has 23 hours: its end is 22:00 UTC, its start 23:00 UTC the day before
+    start, end = times.bound("2025-03-30", PARIS), times.bound("2025-03-30", PARIS, end=True)
+    assert (end - start) == dt.timedelta(hours=23)
+    assert times.bound("2025-01-31", UTC) == dt.datetime(2025, 1, 31, tzinfo=UTC)
+
+
+def test_date_times_offsets_and_spans_before_now() -> None:
+    assert times.bound("2025-01-31T14:00", PARIS) == dt.datetime(2025, 1, 31, 13, 0, tzinfo=UTC)
+    assert times.bound("2025-01-31 14:00", PARIS) == dt.datetime(2025, 1, 31, 13, 0, tzinfo=UTC)
+    # an offset given wins over the zone
+    assert times.bound("2025-01-31T14:00+05:00", PARIS) == dt.datetime(2025, 1, 31, 9, 0, tzinfo=UTC)
+    assert times.bound("2025-01-31T14:00Z", PARIS) == dt.datetime(2025, 1, 31, 14, 0, tzinfo=UTC)
+    assert times.bound("3d", PARIS, now=NOW) == NOW - dt.timedelta(days=3)
+    assert times.bound("12h", None, now=NOW) == NOW - dt.timedelta(hours=12)
+    assert times.bound("today", PARIS, now=NOW) == dt.datetime(2025, 3, 29, 23, 0, tzinfo=UTC)
+    assert times.bound("yesterday", PARIS, now=NOW) == dt.datetime(2025, 3, 28, 23, 0, tzinfo=UTC)
+    assert times.bound("today", PARIS, end=True, now=NOW) == dt.datetime(2025, 3, 30, 22, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("bad", ["last week", "2025-13-01", "2025-02-30", "31/01/2025", "", "3 days"])
+def test_what_is_not_a_time_says_what_is(bad: str) -> None:
+    with pytest.raises(AszError, match="is n"):
+        times.bound(bad, UTC)
+
+
+def test_zones() -> None:
+    assert times.zone(None) is None and times.zone("local") is None
+    assert times.zone("UTC") is UTC and times.zone("utc") is UTC
+    assert times.zone("Europe/Paris") == PARIS
+    assert times.zone("+05:30").utcoffset(None) == dt.timedelta(hours=5, minutes=30)
+    assert times.zone("-0800").utcoffset(None) == dt.timedelta(hours=-8)
+    with pytest.raises(AszError, match="unknown time zone 'Mars/Olympus'"):
+        times.zone("Mars/Olympus")
+
+
+def test_instants_and_days() -> None:
+    assert times.instant("2025-01-31T23:30:00Z") == dt.datetime(2025, 1, 31, 23, 30, tzinfo=UTC)
+    assert times.instant("2025-01-31T23:30:00") == dt.datetime(2025, 1, 31, 23, 30, tzinfo=UTC)  # no offset: UTC
+    assert times.instant("2025-02-01T01:30:00+02:00") == dt.datetime(2025, 1, 31, 23, 30, tzinfo=UTC)
+    assert times.instant(None) is None and times.instant("soon") is None
+    t = times.instant("2025-01-31T23:30:00Z")
+    assert t is not None
+    assert times.day(t, UTC) == "2025-01-31" and times.day(t, PARIS) == "2025-02-01"
+    assert times.day(t, ZoneInfo("America/New_York")) == "2025-01-31"
+
+
+def test_local_time_is_the_systems_per_instant() -> None:
+    """No zone named: the system's rules at each instant (TZ), so both sides of a DST change are right."""
+    code = ("import datetime as dt; from asz_core import times; "
+            "print(times.day(dt.datetime(2025,3,29,23,30,tzinfo=dt.UTC), None), "
+            "times.day(dt.datetime(2025,7,1,22,30,tzinfo=dt.UTC), None), "
+            "times.bound('2025-07-02', None).isoformat())")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "TZ": "Europe/Paris"}, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["2025-03-30", "2025-07-02", "2025-07-01T22:00:00+00:00"]
+
+
+def test_spans_for_people() -> None:
+    assert [times.span_text(x) for x in (None, 0, 45, 125, 1800, 3 * 3600 + 300, 2 * 86400 + 4 * 3600)] == \
+        ["—", "0s", "45s", "2m 05s", "30m", "3h 05m", "2d 4h"]
