@@ -13,7 +13,9 @@ import pytest
 
 from tests.conftest import need_corpus
 
-from .helpers import CLAUDE_CORPUS, FAKE_PLUGIN, PLUGIN_ENV
+from .helpers import CLAUDE_CORPUS, CORPUS, FAKE_PLUGIN, PLUGIN_ENV
+
+CODEX_SESSIONS = CORPUS / "codex" / "langchain-ai__langsmith-codex-plugins" / "plugins" / "tracing" / "test" / "sessions"
 
 
 @pytest.fixture(autouse=True)
@@ -28,6 +30,19 @@ def corpus() -> Path:
     before any module fixture that copies corpus files."""
     need_corpus(CLAUDE_CORPUS)
     return CLAUDE_CORPUS
+
+
+@pytest.fixture(scope="session")
+def mixed(tmp_path_factory: pytest.TempPathFactory):
+    """The Claude Code corpus and the Codex sessions (two ids start 019dbc02) in one store, read only."""
+    from asz_core.collect import collect
+    from asz_core.store import Store
+
+    need_corpus(CLAUDE_CORPUS, CODEX_SESSIONS)
+    s = Store.open(tmp_path_factory.mktemp("mixed"))
+    collect([CLAUDE_CORPUS, CODEX_SESSIONS], s)
+    yield s
+    s.close()
 
 
 def _pip_install(python: str, *args: str) -> None:

@@ -13,27 +13,12 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from asz_core import times
-from asz_core.collect import collect
 from asz_core.conversations import Filter, ledger_of_all, ledger_of_one, listing, shortest_prefixes
 from asz_core.errors import AszError, NotFound
 from asz_core.ledger import NO_TIME, Tally, for_all, load_prices
 from asz_core.store import ConversationRow, Store
 
-from .helpers import CLAUDE_CORPUS, CORPUS, ORIGIN, RESUMED
-
-CODEX_SESSIONS = CORPUS / "codex" / "langchain-ai__langsmith-codex-plugins" / "plugins" / "tracing" / "test" / "sessions"
-
-
-@pytest.fixture(scope="module")
-def mixed(tmp_path_factory: pytest.TempPathFactory):
-    """The Claude Code corpus and the Codex sessions (two ids start 019dbc02), in one store."""
-    if not CLAUDE_CORPUS.is_dir() or not CODEX_SESSIONS.is_dir():
-        pytest.skip("corpus not found")
-    s = Store.open(tmp_path_factory.mktemp("mixed"))
-    collect([CLAUDE_CORPUS, CODEX_SESSIONS], s)
-    yield s
-    s.close()
-
+from .helpers import ORIGIN, RESUMED
 
 def _raw(path: Path) -> list[dict]:
     out = []

@@ -71,3 +71,10 @@ def versions(registry: Registry | None = None) -> dict[str, object]:
         d["provides"].append(f"{p.kind} {p.name}")  # type: ignore[union-attr]
     return {"asz": of("asz") or of("asz-core"), "asz_core": of("asz-core"), "python": platform.python_version(),
             "plugins": sorted(dists.values(), key=lambda d: str(d["distribution"]))}
+
+
+def short_ids(store: Store | None = None) -> dict[str, str]:
+    """Each collected conversation's shortest unique id prefix (what tables show)."""
+    from .conversations import shortest_prefixes
+
+    return shortest_prefixes((store or Store.open()).conversations())

@@ -58,7 +58,7 @@ def collect(
         result = api.collect_paths(paths, runtime=runtime, progress=progress)
     for p in result.problems:
         err.print(f"[yellow]warning:[/] {p}", highlight=False)
-    _emit(report.collect_json(result) if json else report.collect_table(result), json)
+    _emit(report.collect_json(result) if json else report.collect_table(result, api.short_ids()), json)
     if result.records_seen == 0 and result.files_unchanged == 0:
         raise typer.Exit(1)  # it could read nothing it was given (warnings say why)
 

@@ -8,7 +8,6 @@ from typing import Any
 
 from rich.console import Console, Group
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
-from rich.table import Table
 from rich.text import Text
 
 from . import times
@@ -55,10 +54,12 @@ def collect_json(r: CollectResult) -> dict[str, Any]:
     }
 
 
-def collect_table(r: CollectResult) -> Group:
-    t = Table("conversation", "round", "records", "head", title="published")
+def collect_table(r: CollectResult, shorts: dict[str, str] | None = None) -> Group:
+    cols = {"conv": Col("conversation"), "round": Col("round"), "records": Col("records", right=True), "head": Col("head")}
+    t = FitTable(cols, (("conv", "round", "records", "head"), ("conv", "round", "records")), title="published")
     for x in r.rounds:
-        t.add_row(x.conversation[:8], f"r{x.number}", str(x.records), x.head[:12])
+        t.add_row({"conv": (shorts or {}).get(x.conversation, x.conversation[:8]), "round": f"r{x.number}",
+                   "records": x.records, "head": x.head[:12]})
     summary = Text(
         f"{r.files_read} files read, {r.files_unchanged} unchanged; {r.records_published} new records "
         f"in {len(r.rounds)} conversations" + (f"; {len(r.problems)} warnings" if r.problems else "")
@@ -329,7 +330,11 @@ def operations_json(conv: Conversation, ops: list[Any]) -> dict[str, Any]:
 
 def operations_text(conv: Conversation, ops: list[Any]) -> Group:
     head = Text.assemble((f"conversation {conv.id}", "bold"), f"  round r{conv.round.number} ", (conv.round.head[:12], "dim"))
-    t = Table("op", "step", "talk", "tool", "status", "shows", "change", "file", title=f"{len(ops)} file operations")
+    cols = {"op": Col("op"), "step": Col("step"), "talk": Col("talk"), "tool": Col("tool"), "status": Col("status"),
+            "shows": Col("shows"), "change": Col("change"), "file": Col("file", wrap=True, min=20)}
+    t = FitTable(cols, (("op", "step", "talk", "tool", "status", "shows", "change", "file"),
+                        ("op", "step", "tool", "status", "change", "file"), ("op", "step", "change", "file")),
+                 title=f"{len(ops)} file operations")
     for o in ops:
         if o.shows == "unlisted":
             what, path = "unlisted", f"{o.count if o.count is not None else '?'} files, not named"
@@ -339,7 +344,8 @@ def operations_text(conv: Conversation, ops: list[Any]) -> Group:
             shown = [f for f in o.flags if f != "diff"]  # binary, ignored (never inlined), oversized, diff_cut
             if shown:
                 path += f"  [{', '.join(shown)}]"
-        t.add_row(o.id, o.step or "—", o.talk or "—", Text(o.tool or "—"), o.status or "—", o.shows, what, Text(path))
+        t.add_row({"op": o.id, "step": o.step or "—", "talk": o.talk or "—", "tool": Text(o.tool or "—"),
+                   "status": o.status or "—", "shows": o.shows, "change": what, "file": Text(path)})
     captured = any(s.changes for s in conv.steps) or bool(conv.unattached)
     note = Text("" if captured else "no change records are captured for this conversation: what changed is not_captured; "
                 "operations above are only what editing requests named", style="dim")
@@ -352,10 +358,13 @@ def plugins_json(rows: list[PluginInfo]) -> list[dict[str, Any]]:
     return [unstructure(r) for r in rows]
 
 
-def plugins_table(rows: list[PluginInfo]) -> Table:
-    t = Table("kind", "name", "distribution", "version", "class", title="installed asz plugins")
+def plugins_table(rows: list[PluginInfo]) -> FitTable:
+    cols = {"kind": Col("kind"), "name": Col("name"), "dist": Col("distribution"), "version": Col("version"),
+            "cls": Col("class", wrap=True, min=20)}
+    t = FitTable(cols, (("kind", "name", "dist", "version", "cls"), ("kind", "name", "dist", "version"), ("kind", "name", "version")),
+                 title="installed asz plugins")
     for r in rows:
-        t.add_row(r.kind, r.name, r.distribution, r.version, r.cls)
+        t.add_row({"kind": r.kind, "name": r.name, "dist": r.distribution, "version": r.version, "cls": r.cls})
     return t
 
 

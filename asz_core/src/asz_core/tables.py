@@ -87,7 +87,12 @@ class FitTable:
         return t
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield self.table(self.layout_for(options.max_width))
+        lay = self.layout_for(options.max_width)
+        need = self.needed(lay)
+        if need <= options.max_width:
+            yield self.table(lay)
+        else:  # not even the most compact fits: wider than the terminal rather than an id or a figure cut
+            yield from console.render(self.table(lay), options.update(width=need, max_width=need))
         for n in self.notes:
             yield Text(n, style="dim")
 

@@ -1,0 +1,148 @@
+"""Every table at 80 and 160 columns: nothing wider than the terminal, ids and money whole (never
+cut with …), the full layout at 160 and a compact one at 80, and unknown counts explained once
+under a table instead of a mark on each figure."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from rich.cells import cell_len
+
+from asz_core import api, ledger_report, report
+from asz_core.conversations import Filter, ledger_of_all, listing
+from asz_core.ledger import build, load_prices
+from asz_core.ledger_report import money_cell
+from asz_core.registry import Registry
+from asz_core.tables import Col, FitTable, render
+
+from .helpers import ORIGIN
+
+WIDTHS = (80, 160)
+MONEY = re.compile(r"\$[\d,]+\.\d{4}")
+
+
+def _fits(text: str, width: int) -> None:
+    wide = [line for line in text.splitlines() if cell_len(line) > width]
+    assert not wide, wide[:3]
+
+
+def _whole(text: str, pieces: list[str]) -> None:
+    """Each piece (an id, a money figure) stands whole on some line."""
+    lines = text.splitlines()
+    missing = [p for p in pieces if not any(p in line for line in lines)]
+    assert not missing, missing[:5]
+
+
+def _no_marks(text: str) -> None:
+    assert not re.search(r"\+\d+\?|\+\d+\$\?|\$[\d,.]+\*", text), "a mark on a figure"
+
+
+# --- the fitting itself -------------------------------------------------------------------------
+
+def test_a_layout_is_chosen_only_when_its_ids_and_money_fit_whole() -> None:
+    cols = {"id": Col("id"), "money": Col("money", right=True), "text": Col("text", wrap=True, min=10),
+            "extra": Col("extra")}
+    t = FitTable(cols, (("id", "extra", "text", "money"), ("id", "text", "money"), ("id", "money")))
+    t.add_row({"id": "019dbc02-c9a1", "money": "$12,345.6789", "text": "a b c " * 20, "extra": "x" * 40})
+    assert t.layout_for(200) == ["id", "extra", "text", "money"]
+    assert t.layout_for(60) == ["id", "text", "money"]
+    assert t.layout_for(30) == ["id", "money"]
+    for width in (200, 60, 30):
+        out = render(t, width)
+        if width > 30:
+            _fits(out, width)
+        _whole(out, ["019dbc02-c9a1", "$12,345.6789"])  # too narrow even for the last: wider, never cut
+    with pytest.raises(ValueError, match="not defined"):
+        FitTable(cols, (("id", "nope"),))
+
+
+# --- asz conversations --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_conversations(mixed, width: int) -> None:
+    lst = listing(store=mixed)
+    out = render(report.listing_table(lst), width)
+    _fits(out, width)
+    _whole(out, [x.short for x in lst.rows] + [money_cell(x.summary.total) for x in lst.rows])
+    _no_marks(out)
+    if width == 160:
+        assert all(h in out for h in ("started", "last activity", "project", "talks", "calls", "first input", "runtime"))
+    else:
+        assert "last activity" in out and "first input" in out and "started" not in out
+    assert out.count("of what is known only") == 1  # said once, under the table
+
+
+# --- ledgers --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def origin(mixed):
+    conv = api.load(ORIGIN.stem, store=mixed)
+    return conv, build(conv, load_prices())
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("by", [None, "stream", "model", "day"])
+def test_one_ledger(origin, width: int, by) -> None:
+    conv, led = origin
+    out = render(ledger_report.ledger_text(led, by), width)
+    _fits(out, width)
+    _no_marks(out)
+    _whole(out, [money_cell(led.total)] + [money_cell(s.tally) for s in led.streams if s.kind != "main"])
+    assert out.count("unknown, so in neither the tokens nor the money") == 1
+    if by is None:
+        _whole(out, [t.id for t in led.talks])
+        # the per sub-agent table keeps its ids, what each rolls up to, and money
+        sub = out[out.index("per sub-agent"):]
+        _whole(sub, [s.id for s in led.streams if s.kind != "main"] + [s.root for s in led.streams if s.kind != "main"])
+        # the label says what the figure is: the talk's own money (without its sub-agents)
+        k2 = next(t for t in led.talks if t.streams)
+        if width == 160:
+            assert "own money" in out and money_cell(k2.own) in out
+    if width == 160:
+        assert "cache write" in out and "cache read" in out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("by", [None, "day", "project", "talk", "model"])
+def test_ledger_of_all(mixed, width: int, by) -> None:
+    al = ledger_of_all(Filter.of("2025-10-01", None, "UTC"), by, store=mixed)
+    out = render(ledger_report.all_text(al), width)
+    _fits(out, width)
+    _no_marks(out)
+    _whole(out, [money_cell(r.tally) for _, r in al.rows])
+    assert "calls made from 2025-10-01 00:00 (UTC)" in out
+    if by is None:
+        _whole(out, [al.shorts[x.conversation] for x in al.items])
+
+
+# --- show ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_show(origin, width: int) -> None:
+    conv, led = origin
+    out = render(report.show_text(conv, led), width)
+    _fits(out, width)
+    _no_marks(out)
+    _whole(out, [t.id for t in conv.main_talks] + [money_cell(t.with_subagents) for t in led.talks])
+    assert "took" in out and "start" in out
+    if width == 160:
+        assert "reply" in out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_one_talk_in_outline(mixed, width: int) -> None:
+    conv, head, steps = api.outline(ORIGIN.stem, "k2", store=mixed)
+    led = build(conv, load_prices())
+    out = render(report.outline_text(conv, head, steps, led), width)
+    _fits(out, width)
+    prices = [ledger_report.money(c.price.money) for c in led.calls if c.talk == "k2" and c.price.money is not None]
+    _whole(out, [s["id"] for s in steps] + prices)
+    assert "returned" in out and "→ starts a" in out  # tools with their status, the sub-agents they started
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_plugins_and_collect(width: int, mixed) -> None:
+    out = render(report.plugins_table(Registry().plugins()), width)
+    _fits(out, width)
+    _whole(out, ["claudecode", "codex", "asz-adapters-claudecode"])
