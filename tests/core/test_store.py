@@ -20,6 +20,7 @@ from asz_core import api, hookimpl, report
 from asz_core.collect import collect
 from asz_core.errors import NotFound, StoreError
 from asz_core.interfaces import RuntimeAdapter
+from asz_core.ledger import build, load_prices
 from asz_core.plugins import make_plugin_manager
 from asz_core.records import Cursor, Entry, Problem
 from asz_core.registry import Registry
@@ -127,7 +128,7 @@ def test_a_view_at_a_head_sees_only_what_had_landed_by_then(tmp_path: Path, regi
         at = api.load(conv, f"r{n}", store=store)
         only = api.load(conv, store=other)
         assert at.round.number == n
-        a, b = report.show_json(at), report.show_json(only)
+        a, b = (report.show_json(c, build(c, load_prices())) for c in (at, only))
         for d in (a, b):
             d.pop("round"), d.pop("head")
         assert a == b
