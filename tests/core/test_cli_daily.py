@@ -134,3 +134,19 @@ def test_a_store_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
     r = run_asz("conversations", home=home)
     assert r.returncode == 1 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert str(home / "asz.db") in r.stderr
+
+
+@pytest.mark.parametrize("args", [["judge", "--help"], ["judge", "-h"], ["judge"], ["judge", "-show", "--help"],
+                                  ["judge", "abc123", "--window", "k1..k2", "-h"]])
+def test_judge_help_lists_the_runs_options(args: list[str]) -> None:
+    r = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    for opt in ("--evaluator", "--window", "--head", "-show", "--stages", "--stage-evaluator", "--json"):
+        assert opt in r.stdout, opt
+    assert " judge [OPTIONS] [conversation]" in r.stdout and "judge run" not in r.stdout
+    assert "asz judge mcp" in r.stdout and "asz runs" in r.stdout
+
+
+def test_judge_mcp_help_is_its_own() -> None:
+    r = runner.invoke(app, ["judge", "mcp", "-h"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and "--budget" in r.stdout and "--evaluator" not in r.stdout

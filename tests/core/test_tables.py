@@ -13,6 +13,7 @@ from asz_core import api, ledger_report, report
 from asz_core.conversations import Filter, ledger_of_all, listing
 from asz_core.ledger import build, load_prices
 from asz_core.ledger_report import money_cell
+from asz_core.navigation import outline_of
 from asz_core.registry import Registry
 from asz_core.tables import Col, FitTable, render
 
@@ -132,7 +133,7 @@ def test_show(origin, width: int) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_one_talk_in_outline(mixed, width: int) -> None:
-    conv, head, steps = api.outline(ORIGIN.stem, "k2", store=mixed)
+    conv, head, steps = outline_of(ORIGIN.stem, "k2", store=mixed)
     led = build(conv, load_prices())
     out = render(report.outline_text(conv, head, steps, led), width)
     _fits(out, width)

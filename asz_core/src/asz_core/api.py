@@ -7,8 +7,7 @@ from pathlib import Path
 
 from .assembly import Conversation
 from .errors import AszError
-from .assembly_cache import load_assembled
-from .gcpause import no_gc
+from .assembly_cache import load_named
 from .collect import CollectResult, Progress, collect, default_paths
 from .registry import PluginInfo, Registry
 from .store import ConversationRow, Store
@@ -30,28 +29,11 @@ def conversations(store: Store | None = None) -> list[ConversationRow]:
 
 def load(name: str, head: str | int | None = None, *, store: Store | None = None) -> Conversation:
     """The conversation named by id, unique prefix or session id, assembled at a round."""
-    store = store or Store.open()
-    cid = store.resolve(name)
-    rnd = store.round(cid, head)
-    with no_gc():
-        return load_assembled(store, cid, rnd)
+    return load_named(store or Store.open(), name, head)
 
 
 def plugins(registry: Registry | None = None) -> list[PluginInfo]:
     return (registry or Registry()).plugins()
-
-
-def outline(name: str, talk: str, head: str | int | None = None, *, store: Store | None = None) -> tuple[Conversation, dict, list[dict]]:
-    """One talk of a conversation in outline (the navigation's ``talk`` rows, whole): the
-    conversation, the talk's head and its steps: what ``asz show CONV --talk k3`` prints."""
-    from .navigation import Navigator
-    from .window import build
-
-    st = store or Store.open()
-    w = build(st, name, head, None)
-    nav = Navigator(w, st)
-    head_row, steps = nav.outline(talk)
-    return w.conv, head_row, steps
 
 
 def versions(registry: Registry | None = None) -> dict[str, object]:
@@ -72,9 +54,3 @@ def versions(registry: Registry | None = None) -> dict[str, object]:
     return {"asz": of("asz") or of("asz-core"), "asz_core": of("asz-core"), "python": platform.python_version(),
             "plugins": sorted(dists.values(), key=lambda d: str(d["distribution"]))}
 
-
-def short_ids(store: Store | None = None) -> dict[str, str]:
-    """Each collected conversation's shortest unique id prefix (what tables show)."""
-    from .conversations import shortest_prefixes
-
-    return shortest_prefixes((store or Store.open()).conversations())

@@ -54,3 +54,14 @@ def _keep(folder: Path, path: Path, conv: Conversation) -> None:
         os.replace(tmp, path)
     except OSError:
         pass  # a store we may read but not write to: no cache, same answer
+
+
+def load_named(store: Store, name: str, head: str | int | None = None) -> Conversation:
+    """The conversation named by id, session id or a unique prefix of either, assembled at a round
+    (default: the newest)."""
+    from .gcpause import no_gc
+
+    cid = store.resolve(name)
+    rnd = store.round(cid, head)
+    with no_gc():
+        return load_assembled(store, cid, rnd)

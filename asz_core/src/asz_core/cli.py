@@ -58,7 +58,7 @@ def collect(
         result = api.collect_paths(paths, runtime=runtime, progress=progress)
     for p in result.problems:
         err.print(f"[yellow]warning:[/] {p}", highlight=False)
-    _emit(report.collect_json(result) if json else report.collect_table(result, api.short_ids()), json)
+    _emit(report.collect_json(result) if json else report.collect_table(result, convs.short_ids()), json)
     if result.records_seen == 0 and result.files_unchanged == 0:
         raise typer.Exit(1)  # it could read nothing it was given (warnings say why)
 
@@ -94,7 +94,9 @@ def show(
     """Show a conversation's talks (start, duration, inputs and replies, tokens, money), sub-agents and streams."""
     tz = times.zone(timezone)
     if talk:
-        conv, head_row, steps = api.outline(conversation, talk, head)
+        from .navigation import outline_of
+
+        conv, head_row, steps = outline_of(conversation, talk, head)
         led = ledgers.build(conv, ledgers.load_prices())
         _emit(report.outline_json(conv, head_row, steps, led) if json else report.outline_text(conv, head_row, steps, led, tz), json)
         return
@@ -147,6 +149,20 @@ def ledger(
             return
         al = convs.ledger_of_all(f, cut, prices=path)
         _emit(ledger_report.all_ledger_json(al) if json else ledger_report.all_text(al), json)
+
+
+@app.command()
+def runs(
+    conversation: Annotated[Optional[str], typer.Argument(help="Only this conversation's runs (id, prefix or session id).")] = None,
+    timezone: Zone = None,
+    json: Json = False,
+) -> None:
+    """List judge runs under ASZ_HOME, newest first: conversation, head, window, status, evaluators, what judging consumed, scores."""
+    from .judge import runs as judge_runs
+    from .judge import runs_report
+
+    rows = judge_runs.list_runs(conversation)
+    _emit(runs_report.runs_json(rows) if json else runs_report.runs_text(rows, convs.short_ids(), times.zone(timezone)), json)
 
 
 prices_app = typer.Typer(no_args_is_help=True, add_completion=False, context_settings=HELP, help="The price data ledgers are priced with.")

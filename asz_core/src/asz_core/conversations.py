@@ -25,6 +25,7 @@ from attrs import frozen
 
 from . import times
 from .assembly import Conversation
+from .assembly_cache import load_named
 from .errors import AszError
 from .ledger import NO_TIME, Ledger, Row, Summary, Tally, build, load_prices, rows, summaries, summarize
 from .pricing import PriceFile
@@ -210,8 +211,6 @@ class AllLedger:
 def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str | None = None,
                   store: Store | None = None) -> AllLedger:
     """The ledger of every collected conversation the filter keeps, each at its newest round."""
-    from .api import load
-
     f = f or Filter()
     if by is not None and by not in BY_ALL:
         raise AszError(f"--by must be one of {', '.join(BY_ALL)}, not {by!r}")
@@ -224,7 +223,7 @@ def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str
         nonlocal book
         if s.conversation not in built:
             book = book or load_prices(prices)
-            conv = load(s.conversation, s.round, store=st)
+            conv = load_named(st, s.conversation, s.round)
             built[s.conversation] = conv, build(conv, book, (lambda step: f.holds(step.ts)) if f.timed else None)
         return built[s.conversation]
 
@@ -293,9 +292,12 @@ def _grouped(pairs: Iterable[tuple[str, Tally]]) -> list[Row]:
 def ledger_of_one(name: str, head: str | None, f: Filter, *, prices: str | None = None,
                   store: Store | None = None) -> Ledger:
     """One conversation's ledger, of the calls made in the filter's span (all, without one)."""
-    from .api import load
-
     if f.projects or f.runtimes:
         raise AszError("--project and --runtime choose among all conversations: give them without a conversation")
     st = store or Store.open()
-    return build(load(name, head, store=st), load_prices(prices), (lambda step: f.holds(step.ts)) if f.timed else None)
+    return build(load_named(st, name, head), load_prices(prices), (lambda step: f.holds(step.ts)) if f.timed else None)
+
+
+def short_ids(store: Store | None = None) -> dict[str, str]:
+    """Each collected conversation's shortest unique id prefix (what tables show)."""
+    return shortest_prefixes((store or Store.open()).conversations())

@@ -941,5 +941,17 @@ def open_navigator(conversation: str, head: str | int | None = None, window: str
     return Navigator(w, st, budget=budget, run_dir=run_dir, adapter=adapter, log=log)
 
 
+def outline_of(name: str, talk: str, head: str | int | None = None, *, store: Any = None) -> tuple[Conversation, dict[str, Any], list[dict[str, Any]]]:
+    """One talk of a collected conversation in outline (the ``talk`` tool's rows, whole): the
+    conversation, the talk's head and its steps; what ``asz show CONV --talk k3`` prints."""
+    from .store import Store
+    from .window import build
+
+    st = store or Store.open()
+    w = build(st, name, head, None)
+    head_row, steps = Navigator(w, st).outline(talk)
+    return w.conv, head_row, steps
+
+
 __all__ = ["Navigator", "NavError", "TOOLS", "PAGE_BYTES", "READ_BYTES", "card", "talks", "talk", "step", "records",
-           "diff", "operations", "search", "subtasks", "targets", "sources", "open_navigator", "Conversation"]
+           "diff", "operations", "search", "subtasks", "targets", "sources", "open_navigator", "outline_of", "Conversation"]

@@ -9,21 +9,38 @@ from typing import Annotated, Any, Optional
 import click
 import typer
 from rich.markup import escape
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
+
+HELP_FLAGS = ("--help", "-h")
 
 
 class JudgeGroup(TyperGroup):
     """``asz judge CONV`` and ``asz judge -show RUN`` without a sub-command name: anything that is
-    not a sub-command (``mcp``) goes to the hidden ``run`` command."""
+    not a sub-command (``mcp``) goes to the hidden ``run`` command, help included: ``asz judge
+    --help`` (and ``asz judge -show --help``, ``asz judge CONV -h``) lists the run's options."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["run", *args]
+        if args and args[0] not in self.commands:
+            # Help asked anywhere among the run's words is the run's help (a value-taking option
+            # such as -show must not swallow it as its value).
+            args = ["run", "--help"] if any(a in HELP_FLAGS for a in args) else ["run", *args]
+        elif not args:
+            args = ["run", "--help"]
         return super().parse_args(ctx, args)
 
 
+class JudgeRun(TyperCommand):
+    """The run command, whose usage reads as the person types it: ``asz judge [OPTIONS] [CONVERSATION]``."""
+
+    def get_usage(self, ctx: click.Context) -> str:
+        return super().get_usage(ctx).replace(" judge run ", " judge ", 1)
+
+    def format_usage(self, ctx: click.Context, formatter: Any) -> None:
+        formatter.write_usage(ctx.command_path.replace(" judge run", " judge"), " ".join(self.collect_usage_pieces(ctx)))
+
+
 def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
-    @judge_app.command("run", hidden=True)
+    @judge_app.command("run", hidden=True, cls=JudgeRun)
     def judge_run(
         ctx: typer.Context,
         conversation: Annotated[Optional[str], typer.Argument(help="Conversation id, unique prefix or session id.")] = None,
@@ -38,9 +55,10 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         show: Annotated[Optional[str], typer.Option("-show", "--show", help="Render a run: its directory, id or id prefix.")] = None,
         json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
     ) -> None:
-        """Judge a conversation at one head: a new run directory, its stages, its close.
+        """Judge a conversation at one head: a new run directory under $ASZ_HOME/runs, its stages, its close.
 
-        Exits 3 when the run closed but a stage it ran failed (the run is still written whole)."""
+        Exits 3 when the run closed but a stage it ran failed (the run is still written whole). `asz judge -show RUN` renders a run again; `asz runs` lists them. `asz judge mcp CONV` serves the read-only navigation tools over stdio (what a CLI evaluator reads through; `asz judge mcp -h`).
+        """
         from ..commands import registry_of
         from . import pick, runner
         from . import report as judge_report

@@ -751,6 +751,9 @@ class RunFile:
     """Distribution -> version of every loaded plugin."""
     asz: str
     started: str
+    pid: int | None = None
+    """The process that ran it, on ``host``: ``asz runs`` tells a run still going from one that died."""
+    host: str | None = None
 
 
 @frozen

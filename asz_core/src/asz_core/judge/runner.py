@@ -15,7 +15,9 @@ consumed still counts.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import secrets
+import socket
 import time
 import traceback
 from pathlib import Path
@@ -134,7 +136,8 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
                  head_digest=w.round.head, window=window_text, window_detail=w.to_json(),
                  prices=PriceRef(name=prices.file.name, path=prices.file.path, sha256=prices.file.sha256),
                  kit=kit.digest, kit_path=str(kit.path), config=configs.to_json(cfg), stages=asked, evaluators=evals,
-                 plugins=_plugin_versions(registry), asz=asz_version, started=started)
+                 plugins=_plugin_versions(registry), asz=asz_version, started=started, pid=os.getpid(),
+                 host=socket.gethostname())
     write_once(path / "run.json", dumps(rf, indent=True) + b"\n")
     run = Run(path, w, store, cfg, kit, prices, adapter, registry, window_text, progress)
     statuses: dict[str, str] = {}

@@ -1,0 +1,147 @@
+"""The runs under ASZ_HOME/runs, newest first: what ``asz runs [CONV]`` lists.
+
+A run is a directory ``runs/<conversation>/<run id>/`` holding ``run.json`` (written when it
+starts, with the process that runs it), a file per stage as each ends, and ``close.json`` when
+it closed. A run without ``close.json`` is still going when its process is alive on this machine,
+and otherwise was stopped before it closed. Reads JSON only: no store, no judge code.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+import orjson
+from attrs import frozen
+
+from ..store import Store, asz_home
+from . import config as configs
+
+CONSUMED_KEYS = ("input", "output", "cache_read", "cache_write")
+
+
+@frozen
+class RunRow:
+    run: str
+    path: str
+    conversation: str
+    head: str | None
+    window: str | None
+    started: str | None
+    ended: str | None
+    status: str
+    """``closed``; ``running`` (not closed, its process alive); ``stopped`` (not closed, its process gone)."""
+    stages: dict[str, str]
+    """Stage -> status, of the stage files written so far."""
+    evaluators: tuple[str, ...]
+    """Each evaluator as given (NAME or NAME:MODEL), once, in stage order."""
+    consumed: dict[str, Any]
+    """What judging consumed: the close's total, or the stages' so far."""
+    scores: dict[str, str | None]
+    """The run's scores once the close wrote them (achievement, efficiency, coverage, delivered)."""
+
+
+def list_runs(conversation: str | None = None, *, home: Path | None = None, store: Store | None = None) -> list[RunRow]:
+    """Every run under ``home`` (default ASZ_HOME), newest first; with ``conversation`` (an id, a
+    session id or a prefix of either), that conversation's only."""
+    base = (home or asz_home()) / "runs"
+    if not base.is_dir():
+        return []
+    folders = sorted(d for d in base.iterdir() if d.is_dir())
+    if conversation:
+        cid = _resolve(conversation, home, store)
+        folders = [d for d in folders if d.name == cid] if cid else [d for d in folders if d.name.startswith(conversation)]
+    rows = [_row(r) for d in folders for r in d.iterdir() if (r / "run.json").is_file()]
+    rows.sort(key=lambda x: (x.started or "", x.run), reverse=True)
+    return rows
+
+
+def _resolve(name: str, home: Path | None, store: Store | None) -> str | None:
+    from ..errors import NotFound
+
+    db = (home or asz_home()) / "asz.db"
+    if store is None and not db.is_file():
+        return None
+    try:
+        return (store or Store.open(home)).resolve(name)
+    except NotFound:
+        return None
+
+
+def _load(p: Path) -> Any:
+    try:
+        return orjson.loads(p.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
+def _row(path: Path) -> RunRow:
+    run = _load(path / "run.json") or {}
+    close = _load(path / "close.json")
+    stages: dict[str, str] = {}
+    parts: list[dict[str, Any]] = []
+    for s in configs.STAGES:
+        sf = _load(path / "stages" / f"{s}.json")
+        if isinstance(sf, dict):
+            stages[s] = str(sf.get("status"))
+            parts.append(((sf.get("run") or {}).get("consumed")) or {})
+    if isinstance(close, dict):
+        status = "closed"
+        consumed = close.get("consumed") or {}
+    else:
+        status = "running" if alive(run.get("pid"), run.get("host")) else "stopped"
+        consumed = _sum(parts)
+    evals = run.get("evaluators") or {}
+    specs = tuple(dict.fromkeys(str(e.get("spec") or e.get("name")) for e in evals.values() if isinstance(e, dict)))
+    return RunRow(run=path.name, path=str(path), conversation=str(run.get("conversation") or path.parent.name),
+                  head=run.get("head"), window=run.get("window"), started=run.get("started"),
+                  ended=close.get("ended") if isinstance(close, dict) else None, status=status, stages=stages,
+                  evaluators=specs, consumed=consumed, scores=_scores(close))
+
+
+def _sum(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"requests": 0, "unknown_requests": 0, **dict.fromkeys(CONSUMED_KEYS, 0)}
+    for p in parts:
+        for k in out:
+            v = p.get(k)
+            if isinstance(v, int):
+                out[k] += v
+    return out
+
+
+def _scores(close: Any) -> dict[str, str | None]:
+    statement = close.get("statement") if isinstance(close, dict) else None
+    scores = statement.get("scores") if isinstance(statement, dict) else None
+    if not isinstance(scores, dict):
+        return {}
+    out: dict[str, str | None] = {}
+    for name, sc in scores.items():
+        if isinstance(sc, dict):
+            v = sc.get("rounded")
+            out[name] = None if v is None else f"{v} ({sc.get('unit')})" if sc.get("unit") else str(v)
+    return out
+
+
+def alive(pid: Any, host: Any) -> bool:
+    """Whether the process that wrote a run still runs (on this machine, and still asz's: a pid
+    taken again by another program does not count)."""
+    if not isinstance(pid, int) or pid <= 0 or host != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # someone else's process: it exists
+    except OSError:
+        return False
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if Path("/proc/self/cmdline").exists():  # Linux: look at what the process is
+        try:
+            words = cmdline.read_bytes()
+        except OSError:
+            return False
+        return b"asz" in words or b"python" in words
+    return True

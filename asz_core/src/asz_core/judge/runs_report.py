@@ -1,0 +1,50 @@
+"""``asz runs``: the runs as a table for people and as JSON for programs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from attrs import asdict
+from rich.console import Group
+from rich.text import Text
+
+from ..tables import Col, FitTable, plural, when, zone_label
+from .runs import CONSUMED_KEYS, RunRow
+
+
+def runs_json(rows: list[RunRow]) -> list[dict[str, Any]]:
+    return [asdict(r) for r in rows]
+
+
+_COLS = {
+    "run": Col("run"), "conv": Col("conversation"), "started": Col("started"), "head": Col("head"),
+    "window": Col("window", wrap=True, min=8), "status": Col("status"), "evaluators": Col("evaluators", wrap=True, min=12),
+    "consumed": Col("judging consumed", wrap=True, min=14), "tokens": Col("tokens", right=True),
+    "scores": Col("scores", wrap=True, min=14),
+}
+_LAYOUTS = (
+    ("run", "conv", "started", "head", "window", "status", "evaluators", "consumed", "scores"),
+    ("run", "conv", "head", "window", "status", "evaluators", "tokens", "scores"),
+    ("run", "conv", "status", "tokens", "scores"),
+    ("run", "status", "tokens"),
+)
+
+
+def runs_text(rows: list[RunRow], shorts: dict[str, str], tz: dt.tzinfo | None = None) -> Group | Text:
+    if not rows:
+        return Text("no runs yet: `asz judge CONV` makes one", style="dim")
+    t = FitTable(_COLS, _LAYOUTS, title=f"{plural(len(rows), 'run')}, newest first",
+                 notes=[f"times are {zone_label(tz)}; `asz judge -show RUN` renders one; running: not closed and its "
+                        "process alive; stopped: not closed and its process gone"])
+    for r in rows:
+        c = r.consumed
+        tokens = sum(int(c.get(k) or 0) for k in CONSUMED_KEYS)
+        t.add_row({"run": r.run, "conv": shorts.get(r.conversation, r.conversation[:8]), "started": when(r.started, tz),
+                   "head": r.head or "—", "window": r.window or "—", "status": r.status,
+                   "evaluators": ", ".join(r.evaluators) or "—",
+                   "consumed": f"{c.get('requests', 0)} requests; in {c.get('input', 0):,} · out {c.get('output', 0):,} · "
+                               f"cache r {c.get('cache_read', 0):,} · cache w {c.get('cache_write', 0):,}",
+                   "tokens": f"{tokens:,}",
+                   "scores": ", ".join(f"{k} {v if v is not None else '—'}" for k, v in r.scores.items()) or "—"})
+    return Group(t)

@@ -1,0 +1,123 @@
+"""`asz runs [CONV]`: the runs under ASZ_HOME newest first, closed or not (and then whether the
+process that ran it lives), evaluators, what judging consumed, the scores once close writes them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from asz_core.judge.runs import alive, list_runs
+from asz_core.judge.runs_report import runs_text
+from asz_core.store import Store
+from asz_core.tables import render
+
+from .conftest import cid_with, entry, inputs_of, judge, plain_answer
+
+
+@pytest.fixture
+def home(corpus_store: Any, tmp_path: Path):
+    """A store of its own (a copy of the corpus store), so only this test's runs are under it."""
+    d = tmp_path / "runs-home"
+    d.mkdir()
+    shutil.copyfile(corpus_store.path, d / "asz.db")
+    s = Store.open(d)
+    yield s
+    s.close()
+
+
+def _two_runs(store: Store, tmp_path: Path) -> tuple[str, str, list[Any]]:
+    convs = [r.id for r in store.conversations()]
+    a = cid_with(store, 1)
+    b = next(c for c in convs if c != a and inputs_of(store, c))
+    results = []
+    for cid in (a, b, a):
+        res, _ = judge(store, tmp_path, cid, [entry(plain_answer(inputs_of(store, cid)))])
+        results.append(res)
+    return a, b, results
+
+
+def test_runs_newest_first_with_what_they_consumed(home: Store, tmp_path: Path) -> None:
+    a, b, results = _two_runs(home, tmp_path)
+    rows = list_runs(home=home.path.parent, store=home)
+    assert [r.run for r in rows] == [r.path.name for r in reversed(results)]
+    first = rows[-1]
+    close = json.loads((results[0].path / "close.json").read_text())
+    run = json.loads((results[0].path / "run.json").read_text())
+    assert first.status == "closed" and first.conversation == a and first.head == run["head"] and first.window == "all"
+    assert first.consumed == close["consumed"] and first.consumed["input"] == 1000
+    assert first.evaluators == (run["evaluators"]["targets"]["spec"],) and first.evaluators[0].startswith("scripted:")
+    assert first.stages["targets"] == "complete" and first.scores == {}
+    # one conversation's, by a prefix of its id
+    mine = list_runs(a[:8], home=home.path.parent, store=home)
+    assert [r.run for r in mine] == [results[2].path.name, results[0].path.name]
+    assert list_runs("zzzz", home=home.path.parent, store=home) == []
+
+
+def test_a_run_not_closed_says_whether_its_process_lives(home: Store, tmp_path: Path) -> None:
+    _, _, results = _two_runs(home, tmp_path)
+    path = results[0].path
+    (path / "close.json").unlink()
+    run = json.loads((path / "run.json").read_text())
+    assert run["pid"] == os.getpid() and run["host"] == socket.gethostname()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        for pid, host, want in ((child.pid, socket.gethostname(), "running"), (child.pid, "another-machine", "stopped")):
+            (path / "run.json").write_text(json.dumps({**run, "pid": pid, "host": host}))
+            got = next(r for r in list_runs(home=home.path.parent, store=home) if r.run == path.name)
+            assert got.status == want
+            # not closed: what the stages written so far consumed
+            assert got.consumed["requests"] == 1 and got.consumed["input"] == 1000
+    finally:
+        child.kill()
+        child.wait()
+    assert not alive(child.pid, socket.gethostname())  # gone
+    got = next(r for r in list_runs(home=home.path.parent, store=home) if r.run == path.name)
+    assert got.status == "stopped"
+    assert not alive(None, socket.gethostname()) and not alive(-1, socket.gethostname())
+
+
+def test_scores_once_the_close_writes_them(home: Store, tmp_path: Path) -> None:
+    _, _, results = _two_runs(home, tmp_path)
+    p = results[0].path / "close.json"
+    close = json.loads(p.read_text())
+    close["statement"] = {"scores": {"achievement": {"value": "2/3", "rounded": "0.6667", "unit": "money"},
+                                     "efficiency": {"value": None, "rounded": None, "unit": "money"}}}
+    p.write_text(json.dumps(close))
+    got = next(r for r in list_runs(home=home.path.parent, store=home) if r.run == results[0].path.name)
+    assert got.scores == {"achievement": "0.6667 (money)", "efficiency": None}
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_the_table_at_80_and_160(home: Store, tmp_path: Path, width: int) -> None:
+    _two_runs(home, tmp_path)
+    rows = list_runs(home=home.path.parent, store=home)
+    out = render(runs_text(rows, {}), width)
+    assert all(len(line) <= width for line in out.splitlines())
+    assert all(r.run in out for r in rows) and "closed" in out
+    if width == 160:
+        assert "evaluators" in out and "judging consumed" in out and "started" in out
+
+
+def test_the_command(home: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from asz_core import cli
+
+    a, _, results = _two_runs(home, tmp_path)
+    monkeypatch.setenv("ASZ_HOME", str(home.path.parent))
+    r = CliRunner().invoke(cli.app, ["runs", "--json"])
+    assert r.exit_code == 0, r.output
+    assert [x["run"] for x in json.loads(r.stdout)] == [x.path.name for x in reversed(results)]
+    r = CliRunner().invoke(cli.app, ["runs", a[:10]], env={"COLUMNS": "160"})
+    assert r.exit_code == 0 and "2 runs, newest first" in r.stdout
+    empty = tmp_path / "empty"
+    monkeypatch.setenv("ASZ_HOME", str(empty))
+    r = CliRunner().invoke(cli.app, ["runs"])
+    assert r.exit_code == 0 and "no runs yet" in r.stdout
