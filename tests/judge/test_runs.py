@@ -55,7 +55,8 @@ def test_runs_newest_first_with_what_they_consumed(home: Store, tmp_path: Path) 
     assert first.status == "closed" and first.conversation == a and first.head == run["head"] and first.window == "all"
     assert first.consumed == close["consumed"] and first.consumed["input"] == 1000
     assert first.evaluators == (run["evaluators"]["targets"]["spec"],) and first.evaluators[0].startswith("scripted:")
-    assert first.stages["targets"] == "complete" and first.scores == {}
+    assert first.stages["targets"] == "complete"
+    assert set(first.scores) == set(close["statement"]["scores"]) if close.get("statement") else first.scores == {}
     # one conversation's, by a prefix of its id
     mine = list_runs(a[:8], home=home.path.parent, store=home)
     assert [r.run for r in mine] == [results[2].path.name, results[0].path.name]
@@ -89,11 +90,14 @@ def test_scores_once_the_close_writes_them(home: Store, tmp_path: Path) -> None:
     _, _, results = _two_runs(home, tmp_path)
     p = results[0].path / "close.json"
     close = json.loads(p.read_text())
-    close["statement"] = {"scores": {"achievement": {"value": "2/3", "rounded": "0.6667", "unit": "money"},
+    close["statement"] = {**(close.get("statement") or {}), "scores": {"achievement": {"value": "2/3", "rounded": "0.6667", "unit": "money"},
                                      "efficiency": {"value": None, "rounded": None, "unit": "money"}}}
     p.write_text(json.dumps(close))
     got = next(r for r in list_runs(home=home.path.parent, store=home) if r.run == results[0].path.name)
-    assert got.scores == {"achievement": "0.6667 (money)", "efficiency": None}
+    assert got.scores == {"achievement": "0.6667", "efficiency": None}
+    assert got.units == {"achievement": "money", "efficiency": "money"}
+    out = render(runs_text([got], {}), 160)
+    assert "achievement 0.6667" in out and "efficiency —" in out and "scores weigh money" in out
 
 
 @pytest.mark.parametrize("width", [80, 160])

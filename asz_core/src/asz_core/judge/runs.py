@@ -40,7 +40,10 @@ class RunRow:
     consumed: dict[str, Any]
     """What judging consumed: the close's total, or the stages' so far."""
     scores: dict[str, str | None]
-    """The run's scores once the close wrote them (achievement, efficiency, coverage, delivered)."""
+    """The run's scores once the close wrote them (achievement, efficiency, coverage, delivered),
+    rounded; None where there was nothing to weigh."""
+    units: dict[str, str]
+    """What each score weighs: ``money``, or ``tokens`` when a call of the targets is unpriced."""
 
 
 def list_runs(conversation: str | None = None, *, home: Path | None = None, store: Store | None = None) -> list[RunRow]:
@@ -98,7 +101,8 @@ def _row(path: Path) -> RunRow:
     return RunRow(run=path.name, path=str(path), conversation=str(run.get("conversation") or path.parent.name),
                   head=run.get("head"), window=run.get("window"), started=run.get("started"),
                   ended=close.get("ended") if isinstance(close, dict) else None, status=status, stages=stages,
-                  evaluators=specs, consumed=consumed, scores=_scores(close))
+                  evaluators=specs, consumed=consumed, scores={k: v for k, (v, _) in _scores(close).items()},
+                  units={k: u for k, (_, u) in _scores(close).items() if u})
 
 
 def _sum(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -111,17 +115,13 @@ def _sum(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _scores(close: Any) -> dict[str, str | None]:
+def _scores(close: Any) -> dict[str, tuple[str | None, str | None]]:
     statement = close.get("statement") if isinstance(close, dict) else None
     scores = statement.get("scores") if isinstance(statement, dict) else None
     if not isinstance(scores, dict):
         return {}
-    out: dict[str, str | None] = {}
-    for name, sc in scores.items():
-        if isinstance(sc, dict):
-            v = sc.get("rounded")
-            out[name] = None if v is None else f"{v} ({sc.get('unit')})" if sc.get("unit") else str(v)
-    return out
+    return {name: (None if sc.get("rounded") is None else str(sc["rounded"]), sc.get("unit"))
+            for name, sc in scores.items() if isinstance(sc, dict)}
 
 
 def alive(pid: Any, host: Any) -> bool:

@@ -36,7 +36,9 @@ def runs_text(rows: list[RunRow], shorts: dict[str, str], tz: dt.tzinfo | None =
         return Text("no runs yet: `asz judge CONV` makes one", style="dim")
     t = FitTable(_COLS, _LAYOUTS, title=f"{plural(len(rows), 'run')}, newest first",
                  notes=[f"times are {zone_label(tz)}; `asz judge -show RUN` renders one; running: not closed and its "
-                        "process alive; stopped: not closed and its process gone"])
+                        "process alive; stopped: not closed and its process gone",
+                        "scores weigh money (tokens where a call of the targets is unpriced; --json says which); "
+                        "—: nothing to weigh" if any(r.scores for r in rows) else ""])
     for r in rows:
         c = r.consumed
         tokens = sum(int(c.get(k) or 0) for k in CONSUMED_KEYS)
