@@ -62,3 +62,19 @@ def corpus_store(tmp_path_factory: pytest.TempPathFactory):
     collect([CLAUDE_CORPUS], s)
     yield s
     s.close()
+
+
+@pytest.fixture
+def corpus_store_copy(corpus_store, tmp_path: Path):
+    """A store of its own holding the corpus store's records (a copy of its file): its caches and
+    runs start empty and are this test's alone."""
+    import shutil
+
+    from asz_core.store import Store
+
+    d = tmp_path / "home-copy"
+    d.mkdir()
+    shutil.copyfile(corpus_store.path, d / "asz.db")
+    s = Store.open(d)
+    yield s
+    s.close()

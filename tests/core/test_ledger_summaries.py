@@ -4,7 +4,6 @@ ledger computes, and a summary is kept only for its head, price file and code.""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,16 +13,9 @@ from asz_core.ledger_report import all_json
 
 
 @pytest.fixture
-def home(corpus_store, tmp_path: Path):
-    """A copy of the corpus store, so the kept summaries start empty."""
-    from asz_core.store import Store
-
-    d = tmp_path / "home"
-    d.mkdir()
-    shutil.copyfile(corpus_store.path, d / "asz.db")
-    s = Store.open(d)
-    yield s
-    s.close()
+def home(corpus_store_copy):
+    """A copy of the corpus store: its kept summaries and runs start empty."""
+    return corpus_store_copy
 
 
 def test_kept_summaries_give_what_the_ledger_computes(home) -> None:

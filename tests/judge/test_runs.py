@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,14 +23,9 @@ from .conftest import cid_with, entry, inputs_of, judge, plain_answer
 
 
 @pytest.fixture
-def home(corpus_store: Any, tmp_path: Path):
-    """A store of its own (a copy of the corpus store), so only this test's runs are under it."""
-    d = tmp_path / "runs-home"
-    d.mkdir()
-    shutil.copyfile(corpus_store.path, d / "asz.db")
-    s = Store.open(d)
-    yield s
-    s.close()
+def home(corpus_store_copy):
+    """A copy of the corpus store: its kept summaries and runs start empty."""
+    return corpus_store_copy
 
 
 def _two_runs(store: Store, tmp_path: Path) -> tuple[str, str, list[Any]]:
@@ -125,3 +119,17 @@ def test_the_command(home: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("ASZ_HOME", str(empty))
     r = CliRunner().invoke(cli.app, ["runs"])
     assert r.exit_code == 0 and "no runs yet" in r.stdout
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_a_run_shown_at_80_and_160(home: Store, tmp_path: Path, width: int) -> None:
+    from asz_core.judge import report as judge_report
+    from asz_core.judge.runner import read_run
+
+    _, _, results = _two_runs(home, tmp_path)
+    d = read_run(results[0].path)
+    out = render(judge_report.run_text(d), width)
+    assert all(len(line) <= width for line in out.splitlines())
+    targets = d["stages"]["targets"]["targets"]
+    assert targets and all(t["id"] in out for t in targets)
+    assert all(s in out for s in ("targets", "achievement", "divergence", "complete", "skipped"))

@@ -6,8 +6,17 @@ from typing import Any
 
 from rich.console import Group
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
+
+from ..tables import Col, FitTable
+
+_STAGE_COLS = {"stage": Col("stage"), "status": Col("status"), "calls": Col("calls"), "prompt": Col("largest prompt", right=True),
+               "consumed": Col("consumed", wrap=True, min=14), "why": Col("why / note", wrap=True, min=16)}
+_TARGET_COLS = {"target": Col("target"), "state": Col("state"), "statement": Col("statement", wrap=True, min=20),
+                "criteria": Col("criteria", wrap=True, min=20), "talks": Col("talks", wrap=True, min=6),
+                "inputs": Col("inputs", wrap=True, min=6)}
+_INPUT_COLS = {"input": Col("input"), "talk": Col("talk"), "actions": Col("actions", wrap=True, min=12),
+               "relations": Col("relations", wrap=True, min=14)}
 
 
 def _tok(c: dict[str, Any]) -> str:
@@ -43,7 +52,8 @@ def run_text(d: dict[str, Any]) -> Group:
                                   f"{f.get('what', '')}" + (f"; avoid: {f['avoid']}" if f.get("avoid") else ""), style="yellow"))
     elif close and close.get("error"):
         parts.append(Text(f"no final statement: {close['error']}", style="red"))
-    t = Table("stage", "status", "calls", "largest prompt", "consumed", "why / note", title="stages")
+    t = FitTable(_STAGE_COLS, (("stage", "status", "calls", "prompt", "consumed", "why"), ("stage", "status", "calls", "why"),
+                               ("stage", "status", "why")), title="stages")
     for name, sf in stages.items():
         r = sf.get("run") or {}
         why = sf.get("reason") or ""
@@ -51,10 +61,12 @@ def run_text(d: dict[str, Any]) -> Group:
             why = (why + "; " if why else "") + f"{len(sf['note'])} checks: " + "; ".join(sf["note"][:3]) + (" …" if len(sf["note"]) > 3 else "")
         c = r.get("consumed") or {}
         why = escape(why)
-        t.add_row(name, sf.get("status", "?"), f"{r.get('calls', 0)} ({r.get('attempts', 0)} attempts)" if r.get("calls") else "—",
-                  f"{r.get('largest_prompt_bytes', 0):,} B" if r.get("calls") else "—",
-                  f"{c.get('requests', 0)} requests, {sum(c.get(k, 0) for k in ('input', 'output', 'cache_read', 'cache_write')):,} tokens, "
-                  f"read {r.get('read_bytes', 0):,} B" if r.get("calls") else "—", why)
+        t.add_row({"stage": name, "status": sf.get("status", "?"),
+                   "calls": f"{r.get('calls', 0)} ({r.get('attempts', 0)} attempts)" if r.get("calls") else "—",
+                   "prompt": f"{r.get('largest_prompt_bytes', 0):,} B" if r.get("calls") else "—",
+                   "consumed": f"{c.get('requests', 0)} requests, {sum(c.get(k, 0) for k in ('input', 'output', 'cache_read', 'cache_write')):,} tokens, "
+                               f"read {r.get('read_bytes', 0):,} B" if r.get("calls") else "—",
+                   "why": Text.from_markup(why) if why else ""})
     parts.append(t)
     tg = stages.get("targets")
     if tg and tg.get("status") in ("complete", "partial"):
@@ -99,19 +111,23 @@ def targets_text(tg: dict[str, Any]) -> Group:
             title = escape(f"{gid}: {asks} ({main})")
         else:
             title = "in no goal"
-        t = Table("target", "state", "statement", "criteria", "talks", "inputs", title=title, title_justify="left", show_lines=True)
+        tables.append(Text.from_markup(title, style="bold"))
+        t = FitTable(_TARGET_COLS, (("target", "state", "statement", "criteria", "talks", "inputs"),
+                                    ("target", "state", "statement", "criteria"), ("target", "statement", "criteria")), lines=True)
         for x in members:
             crit = "\n".join(f"{c['id']} {'[dropped by ' + str(c.get('dropped_by')) + '] ' if c.get('dropped') else ''}{c['text']}"
                              for c in x.get("criteria", [])) or "—"
-            t.add_row(x["id"], x["state"] + (f" → {x['replaced_by']}" if x.get("replaced_by") else ""), escape(x.get("statement") or "—"),
-                      escape(crit), ",".join(x.get("talks", [])) or "—", ",".join(x.get("inputs", [])))
+            t.add_row({"target": x["id"], "state": x["state"] + (f" → {x['replaced_by']}" if x.get("replaced_by") else ""),
+                       "statement": Text(x.get("statement") or "—"), "criteria": Text(crit),
+                       "talks": ",".join(x.get("talks", [])) or "—", "inputs": ",".join(x.get("inputs", []))})
         tables.append(t)
-    it = Table("input", "talk", "actions", "relations", title="inputs", title_justify="left")
+    it = FitTable(_INPUT_COLS, (("input", "talk", "actions", "relations"), ("input", "actions", "relations")), title="inputs")
     for r in tg.get("inputs", []):
         acts = ", ".join(f"{a['action']}" + (f" {a['target']}" if a.get("target") else "") for a in r["actions"])
         rels = ", ".join(f"{x['relation']}" + (f" {x['goal']}" if x.get("goal") else "") + (f" after {x['follows']}" if x.get("follows") else "")
                          for x in r["relations"])
-        it.add_row(r["input"], r["talk"], acts + ("" if r.get("answered", True) else " (unanswered)"), rels)
+        it.add_row({"input": r["input"], "talk": r["talk"], "actions": Text(acts + ("" if r.get("answered", True) else " (unanswered)")),
+                    "relations": Text(rels)})
     tables.append(it)
     return Group(*tables)
 
