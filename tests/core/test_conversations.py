@@ -231,3 +231,15 @@ def test_one_conversation_in_a_span(mixed: Store) -> None:
     assert led.total.calls == sum(1 for c in whole.calls if f.holds(c.ts))
     with pytest.raises(AszError, match="choose among all conversations"):
         ledger_of_one(ORIGIN.stem[:8], None, Filter(projects=("x",)), store=mixed)
+
+
+def test_the_library_imports_no_cli_or_rendering_package() -> None:
+    """A lean command path (ledger --json, collect) can use the filters as they are."""
+    import subprocess
+    import sys
+
+    code = ("import sys, asz_core.conversations, asz_core.times; "
+            "print(sorted(m for m in ('typer', 'rich', 'click', 'pydantic') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"

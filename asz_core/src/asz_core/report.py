@@ -333,7 +333,7 @@ def operations_text(conv: Conversation, ops: list[Any]) -> Group:
     cols = {"op": Col("op"), "step": Col("step"), "talk": Col("talk"), "tool": Col("tool"), "status": Col("status"),
             "shows": Col("shows"), "change": Col("change"), "file": Col("file", wrap=True, min=20)}
     t = FitTable(cols, (("op", "step", "talk", "tool", "status", "shows", "change", "file"),
-                        ("op", "step", "tool", "status", "change", "file"), ("op", "step", "change", "file")),
+                        ("op", "step", "status", "shows", "change", "file"), ("op", "shows", "change", "file")),
                  title=f"{len(ops)} file operations")
     for o in ops:
         if o.shows == "unlisted":
