@@ -288,7 +288,8 @@ def outline_text(conv: Conversation, head: dict[str, Any], steps: list[dict[str,
         m = price.get(r["id"])
         t.add_row({"step": r["id"], "time": when(r.get("ts"), tz, "%H:%M:%S"), "kind": r["kind"], "what": Text(_what(r, talks_of)),
                    "status": _status(r), "result": Text(r.get("result") or ""),
-                   "money": money(m) if m is not None else ("unpriced" if r["kind"] == "model_call" else "")})
+                   "money": money(m) if m is not None else ("" if r["kind"] != "model_call" else
+                                                             "elsewhere" if conv.step(r["id"]).counted_elsewhere else "unpriced")})
     return Group(title, t)
 
 

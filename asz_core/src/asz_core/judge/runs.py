@@ -143,5 +143,6 @@ def alive(pid: Any, host: Any) -> bool:
             words = cmdline.read_bytes()
         except OSError:
             return False
-        return b"asz" in words or b"python" in words
+        # Empty while the process is being set up (exec): it exists, and nothing says it is another program.
+        return not words or b"asz" in words or b"python" in words
     return True
