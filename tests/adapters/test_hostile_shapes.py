@@ -260,8 +260,9 @@ def _read_everything(store: Store) -> int:
         assert not list(ledger.check_owners(led))
         for by in ledger.BY:
             ledger.rows(led, by)
-        json.dumps(report.show_json(conv), default=str)
-        Console(file=open(os.devnull, "w"), width=200).print(report.show_text(conv))  # noqa: SIM115
+        json.dumps(report.show_json(conv, led), default=str)
+        for width in (80, 200):
+            Console(file=open(os.devnull, "w"), width=width).print(report.show_text(conv, led))  # noqa: SIM115
         operations.of_conversation(conv)
         nav = navigation.open_navigator(row.id, store=store, budget=10**12)
         for tool, args in [("card", {}), ("talks", {}), ("operations", {}), ("subtasks", {}),
