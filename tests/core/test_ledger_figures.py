@@ -105,9 +105,9 @@ def test_summaries_split_with_a_forked_child_give_the_same_figures(store: Any, m
     pids: set[int] = set()
     real = ledger.summarize
 
-    def noting(led: Any) -> Any:
+    def noting(led: Any, conv: Any = None) -> Any:
         pids.add(os.getpid())
-        return real(led)
+        return real(led, conv)
 
     monkeypatch.setattr(ledger, "summarize", noting)
     want = {k: {"total": v["total"], "model": v["model"], "day": v["day"]} for k, v in orjson.loads(GOLDEN.read_bytes()).items()}
