@@ -15,6 +15,8 @@ _STAGE_COLS = {"stage": Col("stage"), "status": Col("status"), "calls": Col("cal
 _TARGET_COLS = {"target": Col("target"), "state": Col("state"), "statement": Col("statement", wrap=True, min=20),
                 "criteria": Col("criteria", wrap=True, min=20), "talks": Col("talks", wrap=True, min=6),
                 "inputs": Col("inputs", wrap=True, min=6)}
+_ACH_COLS = {"target": Col("target"), "level": Col("level"), "basis": Col("basis", wrap=True, min=10),
+             "criteria": Col("criteria", wrap=True, min=16), "extra": Col("deliveries · rework · findings", wrap=True, min=16)}
 _INPUT_COLS = {"input": Col("input"), "talk": Col("talk"), "actions": Col("actions", wrap=True, min=12),
                "relations": Col("relations", wrap=True, min=14)}
 
@@ -139,10 +141,11 @@ def achievement_text(st: dict[str, Any]) -> Group:
     not_judged = ", ".join(f"{n} {k}" for k, n in (h.get("not_judged") or {}).items())
     head = Text(f"achievement: {h.get('judged', 0)} of {h.get('targets', 0)} targets judged: {levels}"
                 + (f"; not judged: {not_judged}" if not_judged else ""), style="bold")
-    t = Table("target", "level", "basis", "criteria", "deliveries · rework · findings", show_lines=True)
+    t = FitTable(_ACH_COLS, (("target", "level", "basis", "criteria", "extra"), ("target", "level", "criteria", "extra"),
+                             ("target", "level", "criteria")), lines=True)
     for r in st.get("achievement", []):
         if not r.get("judged"):
-            t.add_row(r["target"], "—", "—", escape(r.get("why") or "not judged"), "")
+            t.add_row({"target": r["target"], "level": "—", "basis": "—", "criteria": Text(r.get("why") or "not judged"), "extra": ""})
             continue
         basis = r.get("basis") or "—"
         if r.get("evaluator_basis"):
@@ -155,6 +158,6 @@ def achievement_text(st: dict[str, Any]) -> Group:
         extra += [f"{f['id']} at {f['anchor']}: {f['what']}" for f in r.get("findings", [])]
         contra = [c for c in r.get("contradictions", [])]
         extra += [f"contradicts {c['delivery']} ({c['disproves']})" + ("" if c.get("applies") else ", not standing") for c in contra]
-        t.add_row(r["target"], f"{r.get('level')}\n{r.get('met', 0)}/{r.get('live', 0)} met", escape(basis), escape(crit),
-                  escape("\n".join(extra)))
+        t.add_row({"target": r["target"], "level": f"{r.get('level')}\n{r.get('met', 0)}/{r.get('live', 0)} met",
+                   "basis": Text(basis), "criteria": Text(crit), "extra": Text("\n".join(extra))})
     return Group(head, t)
