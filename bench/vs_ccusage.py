@@ -39,7 +39,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = Path(os.environ.get("ASZ_CORPUS") or ROOT.parent / "shared" / "corpus") / "claude-code"
 CCUSAGE_VERSION = "20.0.24"
-MAIN = "import sys; from asz_core.cli import main; sys.argv[0] = 'asz'; main()"
+# The installed command's entry point (an older checkout, for --before, has only the full CLI's).
+MAIN = ("import sys\ntry:\n    from asz_core.main import main\nexcept ImportError:\n    from asz_core.cli import main\n"
+        "sys.argv[0] = 'asz'\nmain()")
 DISTS = ("asz_core", "asz_adapters_claudecode", "asz_adapters_codex", "asz_adapters_kiro", "asz_adapters_langsmith",
          "asz_evaluators")
 

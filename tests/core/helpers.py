@@ -26,7 +26,7 @@ PLUGIN_ENV = ("ASZ_DISABLE_PLUGINS", "ASZ_DISABLE_PLUGIN_AUTOLOAD", "ASZ_TRACE_P
               "ASZ_FAKE_PLUGIN_BROKEN", "ASZ_FAKE_PLUGIN_NAME")
 
 # Runs the `asz` command in whatever Python runs this (so a throwaway venv can run it too).
-ASZ_MAIN = "import sys; from asz_core.cli import main; sys.argv[0] = 'asz'; main()"
+ASZ_MAIN = "import sys; from asz_core.main import main; sys.argv[0] = 'asz'; main()"
 
 
 def copy(src: Path, dst_dir: Path) -> Path:

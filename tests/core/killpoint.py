@@ -76,7 +76,7 @@ store.sqlite3 = type(sys)("sqlite3_for_kill_tests")  # only the store's view of 
 store.sqlite3.__dict__.update(sqlite3.__dict__)
 store.sqlite3.connect = lambda *a, **k: _Connection(_connect(*a, **k))
 
-from asz_core.cli import main  # noqa: E402
+from asz_core.main import main  # noqa: E402
 
 sys.argv[0] = "asz"
 main()

@@ -170,10 +170,12 @@ def test_main_exit_codes_in_a_real_process(home: Path) -> None:
 
 
 def test_main_keeps_the_traceback_of_a_bug(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
-    def broken(*_: object) -> None:
+    def broken(*_: object, **__: object) -> None:
         raise RuntimeError("a bug, not a user error")
 
-    monkeypatch.setattr(api, "conversations", broken)
+    from asz_core import conversations
+
+    monkeypatch.setattr(conversations, "listing", broken)
     monkeypatch.setattr(sys, "argv", ["asz", "conversations"])
     with pytest.raises(RuntimeError, match="a bug"):
         cli.main()

@@ -162,7 +162,7 @@ def test_collects_of_the_whole_corpus_killed_after_random_delays(tmp_path: Path,
     for i in range(6):
         home = tmp_path / f"home{i}"
         delay = took * (i + rng.random()) / 5  # spread over the whole run, from start-up to commit
-        proc = subprocess.Popen([sys.executable, "-c", "import sys; from asz_core.cli import main; "
+        proc = subprocess.Popen([sys.executable, "-c", "import sys; from asz_core.main import main; "
                                  "sys.argv[0] = 'asz'; main()", "collect", str(corpus), "--json"],
                                 env=asz_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)

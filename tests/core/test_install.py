@@ -47,7 +47,7 @@ def test_the_built_wheel_points_at_the_checkout(tmp_path: Path) -> None:
     req = sorted(x for x in meta.get_all("Requires-Dist") if "extra ==" not in x)
     want = sorted(f"{name}@ {(ROOT / folder).as_uri()}" for name, folder in _members().items())
     assert [x.replace(" @ ", "@ ") for x in req] == want
-    assert "asz = asz_core.cli:main" in entry
+    assert "asz = asz_core.main:main" in entry
 
 
 def test_the_first_command_installs_asz_alone() -> None:

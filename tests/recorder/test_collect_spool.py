@@ -103,7 +103,7 @@ def test_show_operations_cli(tmp_path: Path, asz_home: Path) -> None:
                                               ("toolu_f", "Edit", {"file_path": "rel/b.txt"})])
     collect_paths([t1])
     env = dict(os.environ, ASZ_HOME=str(asz_home))
-    code = "import sys; from asz_core.cli import main; sys.argv[0] = 'asz'; main()"
+    code = "import sys; from asz_core.main import main; sys.argv[0] = 'asz'; main()"
     r = subprocess.run([sys.executable, "-c", code, "show", S1[:8], "--operations", "--json"], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .assembly import Conversation
 from .errors import AszError
-from .assembly_cache import load_named
 from .collect import CollectResult, Progress, collect, default_paths
 from .registry import PluginInfo, Registry
 from .store import ConversationRow, Store
+
+if TYPE_CHECKING:
+    from .assembly import Conversation
 
 
 def collect_paths(paths: Iterable[Path] | None = None, *, store: Store | None = None, registry: Registry | None = None,
@@ -29,6 +31,8 @@ def conversations(store: Store | None = None) -> list[ConversationRow]:
 
 def load(name: str, head: str | int | None = None, *, store: Store | None = None) -> Conversation:
     """The conversation named by id, unique prefix or session id, assembled at a round."""
+    from .assembly_cache import load_named  # assembly is imported when a conversation is wanted, not by collect
+
     return load_named(store or Store.open(), name, head)
 
 

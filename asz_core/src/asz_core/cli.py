@@ -17,7 +17,7 @@ from . import conversations as convs
 from . import ledger as ledgers
 from . import pricing, times
 from .commands import AszGroup
-from .errors import AszError
+from .errors import AszError, os_error_text
 
 HELP = {"help_option_names": ["-h", "--help"]}
 """-h and --help on every command (click hands it down to sub-commands, plugins' too)."""
@@ -233,9 +233,3 @@ def main() -> None:
         err.print(f"[red]error:[/] {os_error_text(exc)}", highlight=False, soft_wrap=True)
         sys.exit(1)
 
-
-def os_error_text(exc: OSError) -> str:
-    """One line for an environment problem, naming the file."""
-    what = exc.strerror or str(exc)
-    names = " → ".join(str(x) for x in (exc.filename, exc.filename2) if x is not None)
-    return f"{what}: {names}" if names else what

@@ -15,6 +15,7 @@ import sqlite3
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -46,6 +47,15 @@ class CollectResult:
     @property
     def conversations(self) -> int:
         return len(self.rounds)
+
+
+def collect_json(r: CollectResult) -> dict[str, Any]:
+    """What ``asz collect --json`` prints."""
+    return {
+        "files_read": r.files_read, "files_unchanged": r.files_unchanged, "bytes_read": r.bytes_read,
+        "records_seen": r.records_seen, "records_published": r.records_published,
+        "rounds": [attrs.asdict(x) for x in r.rounds], "warnings": [str(p) for p in r.problems],
+    }
 
 
 Progress = Callable[[int, int, str], None]

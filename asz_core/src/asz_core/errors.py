@@ -46,3 +46,10 @@ class StoreError(AszError):
 
 class NotFound(AszError):
     """A conversation, round or run that the store does not hold."""
+
+
+def os_error_text(exc: OSError) -> str:
+    """One line for an environment problem, naming the file."""
+    what = exc.strerror or str(exc)
+    names = " → ".join(str(x) for x in (exc.filename, exc.filename2) if x is not None)
+    return f"{what}: {names}" if names else what

@@ -494,7 +494,6 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
     """Every collected conversation's summary at its newest round, and the price file. A summary
     kept for the same conversation head, price file and code is read back; the others are built
     (and kept, when ASZ_HOME can be written)."""
-    from .api import conversations
     from .assembly_cache import load_assembled
     from .pricing import default_price_file
     from .store import Store
@@ -509,7 +508,7 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
     code = _code_digest()
     kept = _read_cache(cache_file, code) if cache and sha else {"entries": {}, "prices": {}}
     book: Prices | None = None
-    rows = [row for row in conversations(st) if row.head is not None]
+    rows = [row for row in st.conversations() if row.head is not None]
     keys = [f"{sha}|{row.id}|{row.head.head}" for row in rows]  # type: ignore[union-attr]
     found = {k: s for k in keys if (got := kept["entries"].get(k)) and (s := _summary_load(got)) is not None}
     todo = [row for row, k in zip(rows, keys) if k not in found]

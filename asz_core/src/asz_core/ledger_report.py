@@ -1,4 +1,4 @@
-"""Rendering of ledgers: rich tables for people, plain JSON-able data for programs.
+"""Rendering of ledgers: rich tables for people (the JSON for programs is ledger_data's).
 
 Money is written exactly in JSON (a decimal string, never a float); tables round it to 4 places
 for reading. Unknown counts and unpriced calls are said once under each table (JSON keeps them
@@ -7,7 +7,6 @@ per row), beside the sums they are not in.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -19,111 +18,13 @@ from rich.text import Text
 
 from .conversations import AllLedger
 from .ledger import Ledger, Row, Summary, Tally, rows, share
+from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those who import them from here
+    _copies, all_json, all_ledger_json, all_rows, ledger_json, prices_json, row_json, share_json, subagents_json,
+    tally_json, update_json,
+)
 from .pricing import PriceFile, UpdateResult
 from .records import USAGE_TYPES
 from .tables import Col, FitTable, folder, plural, zone_label
-
-_SHARE = Decimal("0.000001")
-
-
-# --- JSON --------------------------------------------------------------------------------------
-
-def tally_json(t: Tally) -> dict[str, Any]:
-    return {
-        "calls": t.calls,
-        "tokens": dict(t.tokens),
-        "unknown_calls": dict(t.unknown),
-        "unknown_output_floor": t.output_floor,
-        "money": str(t.money),
-        "money_parts": {k: str(v) for k, v in t.parts.items()},
-        "money_complete": t.unpriced == 0 and t.incomplete == 0,
-        "unpriced_calls": t.unpriced,
-        "unpriced_reasons": dict(t.unpriced_reasons),
-        "unpriced_tokens": dict(t.unpriced_tokens),
-        "incomplete_calls": t.incomplete,
-    }
-
-
-def prices_json(f: PriceFile) -> dict[str, Any]:
-    return {"file": f.path, "sha256": f.sha256, "source": f.source, "taken": f.taken, "shipped": f.shipped}
-
-
-def share_json(part: Tally, whole: Tally) -> dict[str, str | None]:
-    return {k: (str(v.quantize(_SHARE, ROUND_HALF_EVEN)) if v is not None else None) for k, v in share(part, whole).items()}
-
-
-def row_json(r: Row, conversation: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"key": r.key}
-    if conversation:
-        out["conversation"] = conversation
-    for k, v in r.detail.items():
-        out[k] = tally_json(v) if isinstance(v, Tally) else v
-    out["tally"] = tally_json(r.tally)
-    return out
-
-
-def subagents_json(led: Ledger) -> list[dict[str, Any]]:
-    """The per sub-agent breakdown: every child and helper stream with its money."""
-    return [{
-        "stream": s.id, "key": s.key, "kind": s.kind, "rolls_up_to": s.root, "started_by": list(s.started_by),
-        "unattributed": s.unattributed, "models": list(s.models), "share": share_json(s.tally, led.total),
-        "tally": tally_json(s.tally),
-    } for s in led.streams if s.kind != "main"]
-
-
-def ledger_json(led: Ledger, by: str | None = None, tz: Any = dt.UTC) -> dict[str, Any]:
-    by = by or "talk"
-    sub, helpers = led.subagents, led.helpers
-    return {
-        "conversation": led.conversation, "runtime": led.runtime, "round": f"r{led.round}", "head": led.head,
-        "prices": prices_json(led.prices),
-        "by": by,
-        "total": tally_json(led.total),
-        "subagents": {"share": share_json(sub, led.total), "tally": tally_json(sub)},
-        "helpers": {"share": share_json(helpers, led.total), "tally": tally_json(helpers)},
-        "rows": [row_json(r) for r in rows(led, by, tz)],
-        "subagent_streams": subagents_json(led),
-        "loose": {"streams": list(led.loose_streams), "tally": tally_json(led.loose)},
-        "unattributed": {"streams": list(led.unattributed_streams), "tally": tally_json(led.unattributed)},
-        "counted_elsewhere": {"copies": dict(led.copies), "replays": led.replays},
-    }
-
-
-def all_rows(items: Sequence[Ledger | Summary], by: str | None) -> list[tuple[str | None, Row]]:
-    """Rows across conversations: one per conversation by default; per talk or stream of each
-    conversation (ledgers only); or the calls of all of them grouped by model or day."""
-    if by in ("model", "day"):
-        groups: dict[str, Tally] = {}
-        for x in items:
-            for k, t in (x.by_model if by == "model" else x.by_day).items():
-                groups.setdefault(k, Tally()).merge(t)
-        return [(None, Row(k, groups[k])) for k in sorted(groups)]
-    if by in ("talk", "stream"):
-        return [(x.conversation, r) for x in items if isinstance(x, Ledger) for r in rows(x, by)]
-    return [(None, Row(x.conversation, x.total, {"runtime": x.runtime, "round": f"r{x.round}", "subagents": x.subagents}))
-            for x in items]
-
-
-def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | None = None,
-             rows_: Sequence[tuple[str | None, Row]] | None = None) -> dict[str, Any]:
-    total = Tally.sum(x.total for x in items)
-    sub = Tally.sum(x.subagents for x in items)
-    helpers = Tally.sum(x.helpers for x in items)
-    return {
-        "conversations": len(items),
-        "prices": prices_json(prices),
-        "by": by or "conversation",
-        "total": tally_json(total),
-        "subagents": {"share": share_json(sub, total), "tally": tally_json(sub)},
-        "helpers": {"share": share_json(helpers, total), "tally": tally_json(helpers)},
-        "counted_elsewhere": {"copies": sum(_copies(x) for x in items), "replays": sum(x.replays for x in items)},
-        "rows": [row_json(r, conv) for conv, r in (all_rows(items, by) if rows_ is None else rows_)],
-    }
-
-
-def _copies(x: Ledger | Summary) -> int:
-    return sum(x.copies.values()) if isinstance(x, Ledger) else x.copies
-
 
 # --- tables ------------------------------------------------------------------------------------
 
@@ -334,17 +235,6 @@ def _local(t: Any, tz: Any) -> str:
     from .times import local
 
     return local(t, tz).strftime("%Y-%m-%d %H:%M")
-
-
-def all_ledger_json(al: AllLedger) -> dict[str, Any]:
-    d = all_json(list(al.items), al.prices, al.by, list(al.rows))
-    d["filter"] = al.filter.to_json()
-    d["untimed_calls_left_out"] = al.untimed_calls
-    return d
-
-
-def update_json(r: UpdateResult) -> dict[str, Any]:
-    return {"changed": r.changed, "removed": list(r.removed), **prices_json(r.file)}
 
 
 def update_text(r: UpdateResult) -> Text:

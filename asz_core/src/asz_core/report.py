@@ -12,7 +12,7 @@ from rich.text import Text
 
 from . import times
 from .assembly import Conversation, Step
-from .collect import CollectResult
+from .collect import CollectResult, collect_json  # noqa: F401 - collect_json: JSON with no rich, for the hot path
 from .conversations import Listed, Listing
 from .convert import unstructure
 from .ledger import Ledger, Tally
@@ -46,12 +46,6 @@ def progress_bar(console: Console, enabled: bool = True) -> Iterator[Any]:
         yield update
 
 
-def collect_json(r: CollectResult) -> dict[str, Any]:
-    return {
-        "files_read": r.files_read, "files_unchanged": r.files_unchanged, "bytes_read": r.bytes_read,
-        "records_seen": r.records_seen, "records_published": r.records_published,
-        "rounds": [unstructure(x) for x in r.rounds], "warnings": [str(p) for p in r.problems],
-    }
 
 
 def collect_table(r: CollectResult, shorts: dict[str, str] | None = None) -> Group:

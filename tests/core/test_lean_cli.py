@@ -1,0 +1,100 @@
+"""`asz collect --json` and `asz ledger --json` run without typer, rich and pydantic (issue 16:
+the lean path for hot commands), and print exactly what the full CLI prints for the same
+arguments; whatever the lean parser does not take goes to the full CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from asz_core.main import parse
+
+from .helpers import ASZ_MAIN, MATCH, asz_env
+
+pytestmark = pytest.mark.usefixtures("corpus")
+
+FULL = "import sys; from asz_core.cli import main; sys.argv[0] = 'asz'; main()"
+HEAVY = ("typer", "rich", "pydantic", "cattrs", "click")
+
+
+def test_the_lean_parser_takes_the_hot_commands_and_nothing_else() -> None:
+    assert parse(["collect", "--json"]) == ("collect", {"--json": True}, [])
+    assert parse(["collect", "a", "--runtime=kiro", "b", "--json", "--", "--c"]) == \
+        ("collect", {"--runtime": "kiro", "--json": True}, ["a", "b", "--c"])
+    assert parse(["ledger", "abc", "--by", "talk", "--tz", "UTC", "--project", "x", "--project=y", "--json",
+                  "--timezone", "Europe/Paris"]) == \
+        ("ledger", {"--by": "talk", "--timezone": "Europe/Paris", "--project": ["x", "y"], "--json": True}, ["abc"])
+    for argv in (["collect"], ["ledger"], ["ledger", "--json", "-h"], ["collect", "--json", "--help"],
+                 ["ledger", "--json", "--by", "week"], ["ledger", "--json", "--head", "r1"],
+                 ["ledger", "c", "--json", "--by", "project"], ["ledger", "a", "b", "--json"],
+                 ["ledger", "--json", "--since"], ["ledger", "--json", "--since", "--until", "x"],
+                 ["collect", "--json", "--bogus"], ["show", "x", "--json"], ["--version"], []):
+        assert parse(argv) is None, argv  # the full CLI: a table, help, or its own usage error
+
+
+def _run(code: str, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code, *args], env=asz_env(home), capture_output=True, text=True,
+                          timeout=300)
+
+
+def _same(a: subprocess.CompletedProcess[str], b: subprocess.CompletedProcess[str]) -> None:
+    assert a.returncode == b.returncode, (a.stderr, b.stderr)
+    # The very output, but for the time a round landed (two collects land at two times).
+    landed = re.compile(r'"landed": "[^"]*"')
+    assert landed.sub("", a.stdout) == landed.sub("", b.stdout)
+    # The full CLI's rich wraps warnings to the width; the lean one writes each on one line.
+    assert "".join(a.stderr.split()) == "".join(b.stderr.split())
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("lean") / "project"
+    shutil.copytree(MATCH, p)
+    (p / "gone.jsonl").symlink_to("/nonexistent")  # a warning on every collect
+    return p
+
+
+def test_collect_prints_what_the_full_cli_prints(project: Path, tmp_path: Path) -> None:
+    for args in ([str(project), "--json"], [str(project), "--json", "--runtime", "claudecode"],
+                 [str(tmp_path / "missing"), "--json"]):
+        lean_home, full_home = tmp_path / "lean", tmp_path / "full"
+        for _ in range(2):  # a first collect, then one with nothing new
+            lean, full = _run(ASZ_MAIN, lean_home, "collect", *args), _run(FULL, full_home, "collect", *args)
+            _same(lean, full)
+        shutil.rmtree(lean_home, ignore_errors=True)
+        shutil.rmtree(full_home, ignore_errors=True)
+
+
+def test_ledger_prints_what_the_full_cli_prints(project: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert _run(ASZ_MAIN, home, "collect", str(project), "--json").returncode == 0
+    cid = json.loads(_run(ASZ_MAIN, home, "ledger", "--json").stdout)["rows"][0]["key"]
+    cases = [["--json"], ["--json", "--by", "model"], ["--json", "--by=day", "--tz", "UTC"], ["--json", "--by", "project"],
+             ["--json", "--by", "talk"], ["--json", "--since", "2025-10-01", "--until", "2025-11-30", "--timezone", "UTC"],
+             ["--json", "--project", "match", "--runtime", "claudecode"], ["--json", "--runtime", "codex"],
+             [cid, "--json"], [cid[:8], "--json", "--by", "stream", "--head", "r1"], ["--json", "--since", "not a date"],
+             ["no-such-conversation", "--json"], ["--json", "--prices", str(tmp_path / "no-prices.json")]]
+    for args in cases:
+        _same(_run(ASZ_MAIN, home, "ledger", *args), _run(FULL, home, "ledger", *args))
+
+
+def test_the_hot_commands_import_no_typer_rich_or_pydantic(project: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    probe = ("import sys, atexit\n"
+             "atexit.register(lambda: sys.stderr.write('HEAVY ' + ' '.join(m for m in %r if m in sys.modules) + '\\n'))\n"
+             % (HEAVY,)) + ASZ_MAIN.replace("; ", "\n")
+    # A first ledger prices the calls (genai-prices is built on pydantic); the next reads the
+    # summaries it kept and needs none of it.
+    for args, heavy in ((["collect", str(project), "--json"], ""), (["ledger", "--json"], " pydantic"),
+                        (["ledger", "--json"], ""), (["collect", str(project), "--json"], "")):
+        r = _run(probe, home, *args)
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.splitlines()[-1].rstrip() == "HEAVY" + heavy, (args, r.stderr)
+    table = _run(probe, home, "ledger")  # a table is the full CLI's
+    assert table.returncode == 0 and "rich" in table.stderr.splitlines()[-1]
