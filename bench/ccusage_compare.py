@@ -1,11 +1,11 @@
 """asz's ledger beside ccusage's on the same Claude Code corpus: four token totals, money, wall time.
 
-    python bench/ccusage_compare.py [--corpus DIR] [--runs 5] [--ccusage BIN]
+    python bench/ccusage_compare.py [--corpus DIR] [--runs 5] [--ccusage BIN] [--install]
 
-ccusage is installed from npm into a temporary prefix (pinned: ccusage 20.0.24 with its native
-package @ccusage/ccusage-linux-x64 20.0.24; 20.0.26 lacks the platform package), unless --ccusage
-names a binary. It reads CLAUDE_CONFIG_DIR/projects, so the corpus files are copied (ccusage does
-not follow symlinks) into a temporary folder laid out as ~/.claude/projects; nothing is written in
+ccusage is the one --ccusage names, or found as bench/vs_ccusage.py finds it; with --install, when
+none is found, it is installed from npm into a temporary prefix (pinned: ccusage 20.0.24 with its
+native package @ccusage/ccusage-linux-x64 20.0.24; 20.0.26 lacks the platform package). It reads
+CLAUDE_CONFIG_DIR/projects, so the corpus files are copied (ccusage does not follow symlinks) into a temporary folder laid out as ~/.claude/projects; nothing is written in
 the repository. ccusage runs with `claude session --json --offline --mode calculate -z UTC` (every
 cost computed from tokens with its bundled prices); asz with `asz ledger --json` on a temporary
 ASZ_HOME that collected the same files.
@@ -36,6 +36,8 @@ from decimal import Decimal
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from vs_ccusage import find_ccusage  # noqa: E402
 ROOT = HERE.parent
 CORPUS = Path(os.environ.get("ASZ_CORPUS") or ROOT.parent / "shared" / "corpus") / "claude-code"
 CCUSAGE_VERSION = "20.0.24"
@@ -101,13 +103,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--ccusage", type=Path, help="a ccusage binary (default: npm install into a temporary prefix)")
+    ap.add_argument("--ccusage", type=Path, help="a ccusage binary (default: found as bench/vs_ccusage.py finds it)")
+    ap.add_argument("--install", action="store_true", help="when none is found, npm install it into a temporary prefix")
     args = ap.parse_args()
     asz = Path(sys.executable).parent / "asz"
 
     with tempfile.TemporaryDirectory(prefix="asz-ccusage-") as tmp:
         tmp_path = Path(tmp)
-        ccusage = args.ccusage or install_ccusage(Path(tempfile.gettempdir()) / f"asz-bench-ccusage-{CCUSAGE_VERSION}")
+        ccusage = args.ccusage or find_ccusage(None)
+        if ccusage is None and args.install:
+            ccusage = install_ccusage(Path(tempfile.gettempdir()) / f"asz-bench-ccusage-{CCUSAGE_VERSION}")
+        if ccusage is None:
+            raise SystemExit(f"ccusage not found (--ccusage BIN, $ASZ_CCUSAGE, on the PATH or ../ccusage); "
+                             f"--install gets ccusage {CCUSAGE_VERSION} from npm into a temporary prefix")
         cfg = claude_dir(args.corpus, tmp_path / "claude")
         env = {**os.environ, "CLAUDE_CONFIG_DIR": str(cfg), "NO_COLOR": "1"}
         cc, cc_time = timed([str(ccusage), "claude", "session", "--json", "--offline", "--mode", "calculate", "-z", "UTC",
