@@ -200,14 +200,14 @@ def main() -> None:
 
 
 def _figures(out: bytes) -> object:
+    """The figures of `asz ledger --json`: totals and each conversation's tally (not the JSON's
+    other fields, which another checkout may not have; not the order of its rows, by creation
+    time to the millisecond)."""
     import json
 
     data = json.loads(out)
-    data.pop("prices", None)  # the price file's path differs between checkouts
-    # Conversations are listed by when they were created (to the millisecond) and id: two made in
-    # one millisecond in one run and not in the other change places, not figures.
-    data["rows"] = sorted(data.get("rows", []), key=lambda r: json.dumps(r, sort_keys=True))
-    return data
+    return ({k: data[k] for k in ("conversations", "total", "subagents", "helpers")},
+            {r["key"]: r["tally"] for r in data.get("rows", [])})
 
 
 if __name__ == "__main__":
