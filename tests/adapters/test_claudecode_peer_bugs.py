@@ -20,7 +20,6 @@ Every expected number below is worked out by hand from the fixture, not by asz's
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from asz_core import api, cli
+from asz_core import cli
 from asz_core.cli import app
 from asz_core.errors import AszError, NotFound, UnknownPlugin
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 
 from asz_core import navigation as N
 

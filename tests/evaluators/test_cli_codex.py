@@ -4,7 +4,6 @@ server (a custom model provider) that calls the real `asz judge mcp` tools and t
 from __future__ import annotations
 
 import json
-import pytest
 from pathlib import Path
 from typing import Any
 

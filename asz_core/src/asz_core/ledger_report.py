@@ -13,11 +13,10 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from .conversations import AllLedger
-from .ledger import Ledger, Row, Summary, Tally, rows, share
+from .ledger import Ledger, Row, Tally, rows, share
 from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those who import them from here
     _copies, all_json, all_ledger_json, all_rows, ledger_json, prices_json, row_json, share_json, subagents_json,
     tally_json, update_json,

@@ -395,7 +395,7 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
             av_secs = 0.0
         times = S.Times(obs_secs, obs, av_secs, av)
         j = outcomes.judge_target(t, a, seq_of)
-        crit, contra, undone, events = list(j.criteria), j.contradictions, j.undoings, j.events
+        crit, contra, undone = list(j.criteria), j.contradictions, j.undoings
         klass, fin, level, basis = j.class_, j.final, j.level, j.basis
         met = sum(1 for c in crit if c.state == "met")
         classes[tid], finals[tid] = klass, fin

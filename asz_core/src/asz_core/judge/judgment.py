@@ -14,7 +14,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from .statement import AVOIDABLE, CAUSES, NOT_AVOIDABLE, NOT_REVIEWED, Statement
+from .statement import AVOIDABLE, NOT_AVOIDABLE, NOT_REVIEWED, Statement
 
 VERSION = 2
 """Version of the run files' shape (run.json, stages/*.json, close.json). Bump on change."""

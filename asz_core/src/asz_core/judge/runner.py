@@ -18,7 +18,6 @@ import datetime as dt
 import os
 import secrets
 import socket
-import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,8 @@ from ..convert import dumps
 from ..errors import AszError, ConfigError
 from ..store import Store, asz_home
 from . import config as configs
-from .context import EvaluatorSpec, Progress, Run, add_consumed, consumed_line, evaluator_ref, now, parse_evaluator, write_once
-from .judgment import VERSION, CloseFile, Consumed, PriceRef, RunFile
+from .context import EvaluatorSpec, Progress, Run, consumed_line, evaluator_ref, now, parse_evaluator, write_once
+from .judgment import VERSION, CloseFile, PriceRef, RunFile
 from .stages import STAGE_FUNCTIONS
 
 BUILT = tuple(STAGE_FUNCTIONS)
