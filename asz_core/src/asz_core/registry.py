@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -166,11 +167,21 @@ class Registry:
         plugin = self.pm.get_plugin(plugin_name)
         # Registered in-process: attribute it to the distribution that holds its module.
         mod = getattr(plugin, "__name__", plugin_name).split(".")[0]
-        from importlib.metadata import PackageNotFoundError, packages_distributions, version
+        from importlib.metadata import PackageNotFoundError, version
 
-        for dname in packages_distributions().get(mod, []):
+        for dname in _packages_distributions().get(mod, []):
             try:
                 return dname, version(dname)
             except PackageNotFoundError:
                 pass
         return "(built-in)", ""
+
+
+@functools.cache
+def _packages_distributions() -> Mapping[str, list[str]]:
+    """Top-level module -> distributions, read once per process: it scans every installed
+    distribution's files, which costs seconds in a large environment, and is asked once per
+    in-process plugin."""
+    from importlib.metadata import packages_distributions
+
+    return packages_distributions()
