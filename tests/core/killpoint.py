@@ -9,6 +9,9 @@ Used by test_collect_kill.py to stop a collect at exact places; nothing in asz k
 * ``save_file``: a file's read position was just written
 * ``round``: a round row was just written
 * ``commit-before`` / ``commit-after``: just before / after the transaction commits
+
+With ``ASZ_TEST_KILL_CHILDREN=FILE``, the ids of this process's children (collect's reader) are
+written to FILE just before the kill.
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ def reached(point: str) -> None:
     if point == POINT:
         seen["n"] += 1
         if seen["n"] == int(NTH or 1):
+            out = os.environ.get("ASZ_TEST_KILL_CHILDREN")
+            if out:
+                with open(f"/proc/self/task/{os.getpid()}/children") as f, open(out, "w") as o:
+                    o.write(f.read())
             os.kill(os.getpid(), signal.SIGKILL)
 
 

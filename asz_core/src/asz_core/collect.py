@@ -9,23 +9,25 @@ it last stopped (records already stored are not stored twice) and nothing is los
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
+import orjson
 
 from .errors import AszError, RecordError, StoreError
+from .collect_reader import Item, Reader, as_problem, error_text, prepared, read_items, worth_forking
 from .interfaces import RuntimeAdapter
 from .records import Cursor, Entry, Problem
 from .registry import Registry
 from .regular import kind_of, not_regular, open_regular
-from .store import TAIL_BYTES, Round, Store, Writer
-from .textclip import INPUT_DEPTH, depth_cuts
+from .store import TAIL_BYTES, Prepared, Round, Store, Writer
 
 # A session whose first entries are copies of another conversation's records continues that
 # conversation (a resumed Claude Code session). The copies come first, so a few suffice.
@@ -96,10 +98,25 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
     n = _Counts()
     with store.writing() as w:
         binder = _Binder(w, problems)
-        for adapter, f in plan:
-            _collect_file(adapter, f, store, w, binder, problems, n)
-            if progress:
-                progress(n.done, total, str(f))
+        # Where each file is read from, decided first (reading needs nothing the writing changes:
+        # each file's cursor is its own), so a forked reader can be handed the whole list.
+        steps = [_step(adapter, f, store, problems) for adapter, f in plan]
+        jobs = [(s.adapter, s.file, s.cursor) for s in steps if s.cursor is not None]
+        todo = sum(max(0, s.st.st_size - s.cursor.offset) for s in steps if s.cursor is not None and s.st is not None)
+        with contextlib.ExitStack() as stack:
+            reader = stack.enter_context(Reader(jobs)) if len(jobs) > 1 and worth_forking(todo) else None
+            index = 0
+            for s in steps:
+                problems.extend(s.problems)
+                if s.cursor is not None:
+                    items = reader.items(index) if reader else read_items(s.adapter, s.file, s.cursor)
+                    index += 1
+                    _take(s, items, store, w, binder, problems, n)
+                elif s.st is not None:  # unchanged
+                    n.unchanged += 1
+                    n.done += s.st.st_size
+                if progress:
+                    progress(n.done, total, str(s.file))
         planned = {str(f) for _, f in plan}
         for adapter, f, st, cursor, items in _companions(registry, store, planned, problems):
             entries = [i for i in items if isinstance(i, Entry)]
@@ -110,7 +127,11 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
             problems.extend(i for i in items if isinstance(i, Problem))
             for conv, e in zip(convs, entries):
                 n.seen += 1
-                n.published += binder.put(conv, e)  # type: ignore[arg-type]
+                got = prepared(e)
+                if type(got) is tuple:
+                    n.published += binder.put(conv, got)  # type: ignore[arg-type]
+                else:
+                    problems.append(Problem(str(e.file), e.line if type(e.line) is int else 0, got))
             try:
                 w.save_file(str(f), adapter.name, st.st_size, st.st_mtime_ns, cursor)
             except OSError as exc:
@@ -120,53 +141,68 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
     return CollectResult(n.read, n.unchanged, n.done, n.seen, n.published, tuple(rounds), tuple(problems))
 
 
-def _collect_file(adapter: RuntimeAdapter, f: Path, store: Store, w: Writer, binder: _Binder,
-                  problems: list[Problem], n: _Counts) -> None:
-    """Read one file from where it stopped and hand its entries to ``binder``; any failure of
-    this file is a warning, and the others go on."""
+@attrs.define
+class _Step:
+    """One planned file: read from ``cursor``, or (None) not read: unchanged, or skipped with ``problems``."""
+
+    adapter: RuntimeAdapter
+    file: Path
+    st: os.stat_result | None = None
+    cursor: Cursor | None = None
+    problems: list[Problem] = attrs.Factory(list)
+
+
+def _step(adapter: RuntimeAdapter, f: Path, store: Store, problems: list[Problem]) -> _Step:
+    """Where ``f`` is read from; any failure of this file is a warning, and the others go on."""
+    s = _Step(adapter, f)
     try:
         st = os.stat(f)
         if not stat.S_ISREG(st.st_mode):
-            problems.append(Problem(str(f), 0, f"not a regular file ({kind_of(st.st_mode)}); skipped"))
-            return
+            s.problems.append(Problem(str(f), 0, f"not a regular file ({kind_of(st.st_mode)}); skipped"))
+            return s
         cursor = _cursor_for(store, f, st, adapter.name)
-        if cursor is None:
-            n.unchanged += 1
-            n.done += st.st_size
-            return
-        _probe(f)
+        if cursor is not None:
+            _probe(f)
+        s.st, s.cursor = st, cursor
     except OSError as exc:
-        problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; skipped"))
-        return
+        s.problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; skipped"))
+    return s
+
+
+def _take(s: _Step, items: Iterator[Item], store: Store, w: Writer, binder: _Binder, problems: list[Problem],
+          n: _Counts) -> None:
+    """Publish what reading one file gave (:func:`read_items`, here or in the reader process); its
+    read position is saved once the file was read to its end."""
+    assert s.st is not None and s.cursor is not None
     n.read += 1
-    start, last = cursor.offset, cursor.line
-    cuts = depth_cuts()
+    f, st, runtime = s.file, s.st, s.adapter.name
+    start, last = s.cursor.offset, s.cursor.line
+    add = binder.add
     try:
-        for item in adapter.read(f, cursor):
-            if isinstance(item, Problem):
-                problems.append(item)
-                continue
-            if type(item.line) is int:
-                last = max(last, item.line)
-            if depth_cuts() != cuts:  # clip_input cut a request while this entry's events were made
-                cuts = depth_cuts()
-                problems.append(Problem(str(item.file), item.line if type(item.line) is int else 0,
-                                        f"a tool request nested deeper than {INPUT_DEPTH} levels: kept whole in the "
-                                        f"record, its events keep the first {INPUT_DEPTH}"))
-            n.seen += 1
-            n.published += binder.add(item, adapter.name)
-        n.published += binder.flush()
-        w.save_file(str(f), adapter.name, st.st_size, st.st_mtime_ns, cursor)
+        for item in items:
+            if len(item) == 12:
+                last = max(last, item[5])
+                n.seen += 1
+                n.published += add(item, runtime)
+            elif item[0] == "p":
+                problems.append(as_problem(item))
+            elif item[0] == "end":
+                n.published += binder.flush()
+                w.save_file(str(f), runtime, st.st_size, st.st_mtime_ns, Cursor(item[1], item[2], orjson.loads(item[3])))
+            else:  # "err": what came before is published, the read position is not moved
+                n.published += binder.flush()
+                problems.append(Problem(str(f), item[1], item[2]))
     except sqlite3.Error as exc:  # the store itself failed (disk full, ...): the collect stops, nothing half done
         raise StoreError(f"{store.path}: {exc}") from exc
-    except Exception as exc:  # noqa: BLE001 - a bad file (or an adapter's bug on it) never stops a collect
+    except Exception as exc:  # noqa: BLE001 - one bad file never stops a collect
         # What came before is published (a session still undecided starts its own conversation,
         # as at the end of a file: a resume's copies come first). The read position stays where
         # it was, so the next collect reads the file again from there and stores nothing twice.
+        for _ in items:
+            pass  # the rest of this file's items (from the reader process) are not taken
         n.published += binder.flush()
-        line = max(cursor.line, last) + 1
-        problems.append(Problem(str(f), line, f"reading stopped ({_error(exc)}); what came before is kept, "
-                                              "the rest is read again at the next collect"))
+        problems.append(Problem(str(f), last + 1, f"reading stopped ({_error(exc)}); what came before is kept, "
+                                                  "the rest is read again at the next collect"))
     problems.extend(_rewrite_notes(w, str(f)))
     n.done += max(0, st.st_size - start)
 
@@ -273,9 +309,7 @@ def _unopenable(f: Path, exc: OSError) -> str:
     return f"cannot be opened ({exc.strerror or exc})"
 
 
-def _error(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+_error = error_text
 
 
 def _companions(registry: Registry, store: Store, planned: set[str], problems: list[Problem]
@@ -353,26 +387,33 @@ def _tail_matches(f: Path, offset: int, tail: bytes) -> bool:
 
 class _Binder:
     """Finds the conversation of each session, holding a new session's first entries until it
-    knows whether they are copies of a stored conversation (a resume)."""
+    knows whether they are copies of a stored conversation (a resume). Entries come prepared
+    (:data:`~asz_core.store.Prepared`: ``[0]`` is the key, ``[1]`` the session)."""
 
     def __init__(self, w: Writer, problems: list[Problem]) -> None:
         self.w = w
         self.problems = problems
-        self.held: dict[str, list[Entry]] = {}
+        self.held: dict[str, list[Prepared]] = {}
         self.runtime: dict[str, str] = {}
+        self.bound: dict[str, str] = {}  # session -> conversation, once known
 
-    def add(self, e: Entry, runtime: str) -> int:
-        held = self.held.get(e.session)
+    def add(self, e: Prepared, runtime: str) -> int:
+        session = e[1]
+        conv = self.bound.get(session)
+        if conv is not None:
+            return self.put(conv, e)
+        held = self.held.get(session)
         if held is None:
-            conv = self.w.conversation_of_session(e.session)  # a dict look-up once the session is known
+            conv = self.w.conversation_of_session(session)
             if conv is not None:
+                self.bound[session] = conv
                 return self.put(conv, e)
-            held = self.held[e.session] = []
-            self.runtime[e.session] = runtime
+            held = self.held[session] = []
+            self.runtime[session] = runtime
         held.append(e)
         if len(held) < RESUME_LOOKAHEAD:
             return 0
-        return self._decide(e.session)
+        return self._decide(session)
 
     def flush(self) -> int:
         # End of a file: a session still undecided is decided on what it holds.
@@ -386,19 +427,13 @@ class _Binder:
         same runtime (a resume copies records of its own runtime), else a conversation of its
         own. Asked once for all the entries held (one look-up, not one per entry)."""
         runtime = self.runtime[session]
-        found = self.w.conversations_of_keys([e.key for e in self.held[session]], runtime)
-        conv = next((found[e.key] for e in self.held[session] if e.key in found), None)
+        found = self.w.conversations_of_keys([e[0] for e in self.held[session]], runtime)
+        conv = next((found[e[0]] for e in self.held[session] if e[0] in found), None)
         return self._release(session, conv, runtime)
 
     def _release(self, session: str, conv: str | None, runtime: str) -> int:
-        conv = self.w.bind_session(session, conv, runtime)
+        conv = self.bound[session] = self.w.bind_session(session, conv, runtime)
         return sum(self.put(conv, e) for e in self.held.pop(session))
 
-    def put(self, conv: str, e: Entry) -> int:
-        try:
-            return int(self.w.add(conv, e))
-        except (RecordError, TypeError, ValueError, RecursionError) as exc:
-            # One entry the store cannot hold (an adapter's bug on an odd line): that line is
-            # skipped with a warning, the rest of its file is not.
-            self.problems.append(Problem(str(e.file), e.line if type(e.line) is int else 0, f"not stored ({_error(exc)})"))
-            return 0
+    def put(self, conv: str, e: Prepared) -> int:
+        return int(self.w.add_prepared(conv, e))

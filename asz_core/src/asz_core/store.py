@@ -388,56 +388,57 @@ class Writer:
 
         An entry that cannot be stored raises before anything changes (a RecordError for a
         field of the wrong type), so the caller may go on with others."""
-        _check(entry)
-        events = _dump_events(entry.events)
+        return self.add_prepared(conversation, prepare(entry))
+
+    def add_prepared(self, conversation: str, p: Prepared) -> bool:
+        """:meth:`add` for an entry :func:`prepare` made ready (in this process or in collect's reader)."""
+        key, _, stream, kind, file, line, ts, raw, events, digest, calls, flags = p
         rnd = self._open.get(conversation) or self._round(conversation)
-        digest = _sha256(entry.raw).digest()
-        have = rnd.known.get(entry.key)
+        have = rnd.known.get(key)
         if have is None and rnd.number == 1:
             have = (0, b"")  # a new conversation holds nothing yet: no need to ask
         if have is None:
             self._flush()
             row = self.db.execute(
                 "SELECT version, digest FROM records WHERE key = ? AND conversation = ? ORDER BY version DESC LIMIT 1",
-                (entry.key, conversation),
+                (key, conversation),
             ).fetchone()
             have = (row[0], row[1]) if row else (0, b"")
         version, old = have
         if version and old == digest:
             return False
-        if version and not entry.versioned and not (entry.repeat and self._rewritten(conversation, entry, digest)):
+        if version and not flags & VERSIONED and not (flags & REPEAT and self._rewritten(conversation, p)):
             return False  # the same record again (a resume's copy, a line edited in a rewritten file)
         version += 1
-        rnd.known[entry.key] = (version, digest)
-        self._rows.append((conversation, entry.key, version, rnd.number, digest, entry.stream, entry.kind, entry.file,
-                           entry.line, entry.ts, entry.raw, events))
-        for ev in entry.events:
-            if type(ev) is dict and ev.get("global") is True and ev.get("e") == "call":
-                cid = ev.get("id")
-                if isinstance(cid, str) and cid not in rnd.calls:
+        rnd.known[key] = (version, digest)
+        self._rows.append((conversation, key, version, rnd.number, digest, stream, kind, file, line, ts, raw, events))
+        if calls:
+            for cid in calls:
+                if cid not in rnd.calls:
                     rnd.calls.add(cid)
                     self._calls.append((cid, conversation))
-        self._bytes += len(entry.raw) + len(events)
+        self._bytes += len(raw) + len(events)
         if len(self._rows) >= _BATCH or self._bytes >= _BATCH_BYTES:
             self._flush()
         rnd.hash.update(digest)
         rnd.count += 1
         return True
 
-    def _rewritten(self, conversation: str, entry: Entry, digest: bytes) -> bool:
+    def _rewritten(self, conversation: str, p: Prepared) -> bool:
         """A record written again in the same file with other content (rare: asked of the store):
         the later copy is kept, as the record's next version, unless it reads as nothing while the
         stored copy read: the one that reads is kept. Says so, naming both lines."""
+        key, file, at, digest = p[0], p[4], p[5], p[9]
         self._flush()
         rows = self.db.execute("SELECT digest, file, line, length(events) > 2 FROM records WHERE key = ? AND conversation = ? "
-                               "ORDER BY version", (entry.key, conversation)).fetchall()
-        if not rows or rows[-1][1] != entry.file or any(r[0] == digest for r in rows):
+                               "ORDER BY version", (key, conversation)).fetchall()
+        if not rows or rows[-1][1] != file or any(r[0] == digest for r in rows):
             return False  # stored from another file (a resume), or this very content before
         line, read = rows[-1][2], bool(rows[-1][3])
-        keep = bool(entry.events) or not read
-        kept = f"kept line {entry.line}, the newer" if keep else f"kept line {line}: this one reads as nothing"
-        self.notes.append(Problem(entry.file, entry.line, f"{entry.key} is written twice in this file with other content "
-                                                          f"(lines {line} and {entry.line}); {kept}"))
+        keep = bool(p[11] & HAS_EVENTS) or not read
+        kept = f"kept line {at}, the newer" if keep else f"kept line {line}: this one reads as nothing"
+        self.notes.append(Problem(file, at, f"{key} is written twice in this file with other content "
+                                            f"(lines {line} and {at}); {kept}"))
         return keep
 
     def save_file(self, path: str, runtime: str, size: int, mtime_ns: int, cursor: Cursor) -> None:
@@ -473,6 +474,30 @@ class Writer:
             number, parent = (row[0] + 1, row[1]) if row else (1, "")
             rnd = self._open[conversation] = _OpenRound(number, parent)
         return rnd
+
+
+Prepared = tuple[str, str, str, str, str, int, "str | None", bytes, bytes, bytes, tuple[str, ...], int]
+"""An entry made ready for :meth:`Writer.add_prepared`, flat (str, bytes and ints only, so collect's
+reader process sends it through a pipe as it is): ``(key, session, stream, kind, file, line, ts,
+raw, events as JSON, sha256 of raw, the global call ids its events name, flags)``."""
+VERSIONED, REPEAT, HAS_EVENTS = 1, 2, 4
+"""The flags of a :data:`Prepared`: Entry.versioned, Entry.repeat, and whether it has events."""
+
+
+def prepare(e: Entry) -> Prepared:
+    """The work :meth:`Writer.add` does on one entry that needs nothing of the store: its
+    fields checked, its events as JSON, its digest, its global call ids. Raises (RecordError,
+    TypeError, ...) for an entry the store cannot hold."""
+    _check(e)
+    calls: tuple[str, ...] = ()
+    for ev in e.events:
+        if type(ev) is dict and ev.get("global") is True and ev.get("e") == "call":
+            cid = ev.get("id")
+            if isinstance(cid, str):
+                calls += (cid,)
+    flags = (VERSIONED if e.versioned else 0) | (REPEAT if e.repeat else 0) | (HAS_EVENTS if e.events else 0)
+    return (e.key, e.session, e.stream, e.kind, e.file, e.line, e.ts, e.raw, _dump_events(e.events),
+            _sha256(e.raw).digest(), calls, flags)
 
 
 def _check(e: Entry) -> None:

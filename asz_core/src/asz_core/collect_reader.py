@@ -1,0 +1,234 @@
+"""Collect's reading, as flat items, in this process or in one forked reader process.
+
+Reading a file (the adapter parsing lines and building events, each entry's events as JSON, its
+digest) is most of a first collect's work and needs nothing of the store; writing it (binding
+sessions, inserting, the rounds) needs nothing of the parsing. So on a big enough job, where fork
+is cheap and there are two CPUs, one forked child runs the adapters' ``read`` over the files to
+read, in order, while this process writes what it sent: the two halves run side by side.
+
+What the child sends are the items :func:`read_items` yields, flat tuples of str, bytes and ints
+(no event dicts: decoding those in the parent is what made earlier forked readers slower), pickled
+in chunks of about :data:`CHUNK_BYTES`, each chunk one frame on a pipe. A file of any size is sent
+in chunks, and the pipe's back-pressure keeps the child at most a chunk or two ahead: memory stays
+bounded. The parent decides everything that touches the store, exactly as when it reads itself.
+
+The child never outlives the parent: it dies with it (``PR_SET_PDEATHSIG``) and on a closed pipe.
+A child that fails in any way (killed, out of memory) is not trusted past what it sent: the file it
+was in is read again here from its start, the items already taken skipped, and the rest read here.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .interfaces import RuntimeAdapter
+from .records import Cursor, Entry, Problem
+from .store import Prepared, prepare
+from .textclip import INPUT_DEPTH, depth_cuts
+from .workers import can_fork
+
+Item = tuple[Any, ...]
+"""One thing read: a :data:`~asz_core.store.Prepared` entry (12 fields), or one of
+``("p", file, line, message)`` (a warning), ``("end", offset, line, state as JSON)`` (the file read to
+its end, its cursor then), ``("err", line, message)`` (the adapter failed: reading of the file stopped)."""
+
+Job = tuple[RuntimeAdapter, Path, Cursor]
+
+CHUNK_BYTES = 1 << 20
+"""The child sends what it read in frames of about this many bytes of records."""
+
+MIN_BYTES = 4 << 20
+"""A collect with less than this to read reads it in this process (forking and the pipe would cost
+more than they save)."""
+
+
+def error_text(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+def read_items(adapter: RuntimeAdapter, f: Path, cursor: Cursor) -> Iterator[Item]:
+    """What reading ``f`` from ``cursor`` gives collect, ending with its "end" or "err" item. An
+    adapter's failure on the file is its "err" (what it yielded before is kept); an entry the store
+    cannot hold is a warning naming its line."""
+    last, cuts = cursor.line, depth_cuts()
+    try:
+        for item in adapter.read(f, cursor):
+            if isinstance(item, Problem):
+                yield _problem(item.file, item.line, item.message)
+                continue
+            line = item.line if type(item.line) is int else 0
+            last = max(last, line)
+            if depth_cuts() != cuts:  # clip_input cut a request while this entry's events were made
+                cuts = depth_cuts()
+                yield _problem(item.file, line, f"a tool request nested deeper than {INPUT_DEPTH} levels: kept whole in "
+                                                f"the record, its events keep the first {INPUT_DEPTH}")
+            got = prepared(item)
+            yield got if type(got) is tuple else _problem(item.file, line, got)
+        state = orjson.dumps(cursor.state)
+    except Exception as exc:  # noqa: BLE001 - a bad file (or an adapter's bug on it) never stops a collect
+        # The read position stays where it was, so the next collect reads the file again from there.
+        yield ("err", max(cursor.line, last) + 1,
+               f"reading stopped ({error_text(exc)}); what came before is kept, the rest is read again at the next collect")
+        return
+    yield ("end", cursor.offset, cursor.line, state)
+
+
+def prepared(e: Entry) -> Prepared | str:
+    """The entry made ready for the store, or why it cannot be stored (an adapter's bug on an odd line)."""
+    try:
+        return prepare(e)
+    except Exception as exc:  # noqa: BLE001 - RecordError, TypeError, RecursionError: that line only
+        return f"not stored ({error_text(exc)})"
+
+
+def _problem(file: Any, line: Any, message: Any) -> Item:
+    return ("p", str(file), line if type(line) is int else 0, str(message))
+
+
+def as_problem(item: Item) -> Problem:
+    return Problem(item[1], item[2], item[3])
+
+
+# --- the reader process -------------------------------------------------------------------
+
+def worth_forking(total_bytes: int) -> bool:
+    return total_bytes >= MIN_BYTES and can_fork()
+
+
+class Reader:
+    """The items of ``jobs``, file after file, read by a forked child; :meth:`items` gives one
+    file's. Use as a context manager: leaving it ends the child."""
+
+    def __init__(self, jobs: list[Job]) -> None:
+        self.jobs = jobs
+        self.pid = 0
+        self._frames: Iterator[list[Item]] | None = None
+        self._pending: list[Item] = []
+        self._at = 0
+
+    def __enter__(self) -> Reader:
+        r, w = os.pipe()
+        parent = os.getpid()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(r)
+            os.close(w)
+            return self  # no child: every file is read here
+        if pid == 0:
+            code = 1
+            try:
+                os.close(r)
+                _serve(self.jobs, w, parent)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        self.pid = pid
+        self._file = os.fdopen(r, "rb", buffering=1 << 16)
+        self._frames = _frames(self._file)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop()
+
+    def _stop(self) -> None:
+        if self._frames is not None:
+            self._frames = None
+            self._file.close()
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)  # done, or not needed any more: no waiting on it
+            except ProcessLookupError:
+                pass
+            os.waitpid(self.pid, 0)
+            self.pid = 0
+
+    def items(self, index: int) -> Iterator[Item]:
+        """The items of file ``index`` (files are taken in order, each once), ending with its end or err."""
+        assert index == self._at, "files are taken in order"
+        self._at += 1
+        taken = 0
+        while True:
+            if not self._pending:
+                frame = next(self._frames, None) if self._frames is not None else None
+                if frame is None:
+                    break  # the child is gone (or never was): the rest is read here
+                self._pending = frame
+                self._pending.reverse()
+            item = self._pending.pop()
+            taken += 1
+            yield item
+            if item[0] == "end" or item[0] == "err":
+                return
+        self._stop()
+        adapter, f, cursor = self.jobs[index]
+        for i, item in enumerate(read_items(adapter, f, cursor)):
+            if i >= taken:  # an adapter reads a file the same way twice: what was taken is skipped
+                yield item
+
+
+def _frames(file: Any) -> Iterator[list[Item]]:
+    loads = pickle.loads
+    while True:
+        head = file.read(4)
+        if len(head) < 4:
+            return
+        size = int.from_bytes(head, "little")
+        data = file.read(size)
+        if len(data) < size:
+            return
+        try:
+            yield loads(data)
+        except Exception:  # noqa: BLE001 - a frame cut short: the child's word ends there
+            return
+
+
+def _serve(jobs: list[Job], w: int, parent: int) -> None:
+    """The child: read every job, send the items in frames, then end."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle; it ends this child
+    _die_with(parent)
+    import gc
+
+    gc.disable()  # many short-lived objects, few cycles; the process ends soon
+    out = os.fdopen(w, "wb", buffering=0)
+    dumps = pickle.dumps
+    frame: list[Item] = []
+    size = 0
+
+    def send() -> None:
+        data = dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
+        out.write(len(data).to_bytes(4, "little") + data)
+
+    for adapter, f, cursor in jobs:
+        for item in read_items(adapter, f, cursor):
+            frame.append(item)
+            size += len(item[7]) + len(item[8]) if len(item) == 12 else 64
+            if size >= CHUNK_BYTES:
+                send()
+                frame, size = [], 0
+    if frame:
+        send()
+    out.close()
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this child when its parent ends (Linux), however the parent ends."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass  # a closed pipe still ends it, at its next frame
+    if os.getppid() != parent:  # the parent ended before that was set
+        os._exit(0)
