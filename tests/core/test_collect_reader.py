@@ -186,13 +186,13 @@ def test_frames_are_flat_and_bounded(tmp_path: Path, forced: None, monkeypatch: 
     plan = plan_files([MATCH / BIG], registry, None, [])
     jobs = [(a, f, Cursor()) for a, f in plan]
     sizes: list[int] = []
-    loads = collect_reader.pickle.loads
+    loads = collect_reader.marshal.loads
 
     def measured(data: bytes) -> Any:
         sizes.append(len(data))
         return loads(data)
 
-    monkeypatch.setattr(collect_reader.pickle, "loads", measured)
+    monkeypatch.setattr(collect_reader.marshal, "loads", measured)
     with collect_reader.Reader(jobs) as reader:
         items = list(reader.items(0))
     assert items[-1][0] == "end" and len(sizes) > 5

@@ -21,7 +21,8 @@ from typing import Any
 import attrs
 import orjson
 
-from .errors import AszError, RecordError, StoreError
+from .errors import AszError, StoreError
+from .gcpause import no_gc
 from .collect_reader import Item, Reader, as_problem, error_text, prepared, read_items, worth_forking
 from .interfaces import RuntimeAdapter
 from .records import Cursor, Entry, Problem
@@ -96,15 +97,15 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
 
     total = sum(_size(f) for _, f in plan)
     n = _Counts()
-    with store.writing() as w:
+    with no_gc(), store.writing() as w:  # many small objects, no cycles: the cycle collector only costs time
         binder = _Binder(w, problems)
         # Where each file is read from, decided first (reading needs nothing the writing changes:
         # each file's cursor is its own), so a forked reader can be handed the whole list.
         steps = [_step(adapter, f, store, problems) for adapter, f in plan]
         jobs = [(s.adapter, s.file, s.cursor) for s in steps if s.cursor is not None]
-        todo = sum(max(0, s.st.st_size - s.cursor.offset) for s in steps if s.cursor is not None and s.st is not None)
+        sizes = [max(0, s.st.st_size - s.cursor.offset) for s in steps if s.cursor is not None and s.st is not None]
         with contextlib.ExitStack() as stack:
-            reader = stack.enter_context(Reader(jobs)) if len(jobs) > 1 and worth_forking(todo) else None
+            reader = stack.enter_context(Reader(jobs, sizes)) if len(jobs) > 1 and worth_forking(sum(sizes)) else None
             index = 0
             for s in steps:
                 problems.extend(s.problems)
