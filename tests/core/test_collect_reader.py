@@ -179,6 +179,15 @@ def test_a_reader_that_dies_loses_nothing(tmp_path: Path, forced: None, monkeypa
     assert there_rows == here_rows
 
 
+def test_a_small_collect_reads_in_its_own_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below MIN_BYTES a fork costs more than it saves: no reader process."""
+    assert sum(f.stat().st_size for f in MATCH.glob("*.jsonl")) < collect_reader.MIN_BYTES
+    forks = []
+    monkeypatch.setattr(collect_reader._Child, "start", lambda self: forks.append(self))
+    r = collect([MATCH], Store.open(tmp_path / "home"))
+    assert r.records_published > 1000 and forks == []
+
+
 def test_frames_are_flat_and_bounded(tmp_path: Path, forced: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """One big file is sent in many frames, none much past CHUNK_BYTES, of str/bytes/int tuples only."""
     monkeypatch.setattr(collect_reader, "CHUNK_BYTES", 64 * 1024)
@@ -207,9 +216,11 @@ def test_frames_are_flat_and_bounded(tmp_path: Path, forced: None, monkeypatch: 
 
 
 def test_a_killed_collect_leaves_no_reader_running(tmp_path: Path, forced: None) -> None:
-    """The parent killed mid-collect (SIGKILL, no clean-up): its reader process ends too."""
+    """The parent killed mid-collect (SIGKILL, no clean-up): its reader process ends too. (The
+    whole corpus: enough to read for a collect to fork its reader.)"""
     project = tmp_path / "project"
-    shutil.copytree(MATCH, project)
+    shutil.copytree(CLAUDE_CORPUS, project)
+    assert sum(f.stat().st_size for f in project.rglob("*.jsonl")) > collect_reader.MIN_BYTES
     children = tmp_path / "children"
     killed = subprocess.run([sys.executable, str(KILLPOINT), "collect", str(project), "--json"],
                             env=asz_env(tmp_path / "home", ASZ_TEST_KILL_AT="add:5", ASZ_TEST_KILL_CHILDREN=str(children)),

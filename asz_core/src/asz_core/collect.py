@@ -103,9 +103,9 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
         # each file's cursor is its own), so a forked reader can be handed the whole list.
         steps = [_step(adapter, f, store, problems) for adapter, f in plan]
         jobs = [(s.adapter, s.file, s.cursor) for s in steps if s.cursor is not None]
-        sizes = [max(0, s.st.st_size - s.cursor.offset) for s in steps if s.cursor is not None and s.st is not None]
+        todo = sum(max(0, s.st.st_size - s.cursor.offset) for s in steps if s.cursor is not None and s.st is not None)
         with contextlib.ExitStack() as stack:
-            reader = stack.enter_context(Reader(jobs, sizes)) if len(jobs) > 1 and worth_forking(sum(sizes)) else None
+            reader = stack.enter_context(Reader(jobs)) if worth_forking(todo) else None
             index = 0
             for s in steps:
                 problems.extend(s.problems)
