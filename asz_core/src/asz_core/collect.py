@@ -181,8 +181,9 @@ def _take(s: _Step, items: Iterator[Item], store: Store, w: Writer, binder: _Bin
     add = binder.add
     try:
         for item in items:
-            if len(item) == 12:
-                last = max(last, item[5])
+            if len(item) == 12:  # an entry: the usual item, kept short
+                if item[5] > last:
+                    last = item[5]
                 n.seen += 1
                 n.published += add(item, runtime)
             elif item[0] == "p":
@@ -402,7 +403,7 @@ class _Binder:
         session = e[1]
         conv = self.bound.get(session)
         if conv is not None:
-            return self.put(conv, e)
+            return self.w.add_prepared(conv, e)  # a bool: 1 when stored
         held = self.held.get(session)
         if held is None:
             conv = self.w.conversation_of_session(session)
