@@ -103,13 +103,13 @@ def test_summaries_split_with_a_forked_child_give_the_same_figures(store: Any, m
         pytest.skip("no fork here (or one CPU): the summaries are computed in one process")
     monkeypatch.setattr(ledger, "PARALLEL_RECORDS", 0)
     pids: set[int] = set()
-    real = ledger.summarize
+    real = ledger.summary_of
 
-    def noting(led: Any, conv: Any = None) -> Any:
+    def noting(view: Any, prices: Any) -> Any:
         pids.add(os.getpid())
-        return real(led, conv)
+        return real(view, prices)
 
-    monkeypatch.setattr(ledger, "summarize", noting)
+    monkeypatch.setattr(ledger, "summary_of", noting)
     want = {k: {"total": v["total"], "model": v["model"], "day": v["day"]} for k, v in orjson.loads(GOLDEN.read_bytes()).items()}
     assert _summary_figures(store, cache=False) == want
     assert pids == {os.getpid()}  # the parent did its half; the child's half came back through the pipe

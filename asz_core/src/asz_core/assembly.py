@@ -9,8 +9,9 @@ Ids are given in landing order, so an earlier round's ids stay valid at a later 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import operator
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import attrs
 from attrs import frozen
@@ -184,10 +185,7 @@ class Conversation:
         """The person's first real input: the first words they typed (``person`` or ``queued``),
         not a runtime command such as ``/clear``. With none, the first command given arguments
         (``/review the parser``: a custom command's request), else the first command."""
-        inputs = [s for s in self.steps if s.kind == "input" and s.stream == "m" and s.source in PERSON_SOURCES]
-        typed = next((s for s in inputs if s.source != "command"), None)
-        with_args = next((s for s in inputs if s.source == "command" and len(s.text.split(None, 1)) > 1), None)
-        return typed or with_args or next(iter(inputs), None)
+        return _first_input([s for s in self.steps if s.kind == "input" and s.stream == "m"])
 
 
 # --- building ------------------------------------------------------------------------------
@@ -199,10 +197,10 @@ class _B:
                  "call", "model", "usage", "outputs", "final_out", "tool_id", "name", "request", "status",
                  "starts", "dropped", "launch", "ended", "response", "replay_of")
 
-    def __init__(self, kind: str, stream: str, rec: StoredRecord) -> None:
-        self.kind, self.stream, self.seq = kind, stream, rec.seq
-        self.records = [rec.seq]
-        self.ts = self.ts_end = rec.ts
+    def __init__(self, kind: str, stream: str, seq: int, ts: str | None) -> None:
+        self.kind, self.stream, self.seq = kind, stream, seq
+        self.records = [seq]
+        self.ts = self.ts_end = ts
         self.text, self.size = "", 0
         self.source = self.notice = self.call = self.model = self.tool_id = self.name = self.status = None
         self.usage: dict[str, Any] | None = None
@@ -216,11 +214,11 @@ class _B:
         self.response: str | None = None
         self.replay_of: _B | None = None
 
-    def touch(self, rec: StoredRecord) -> None:
-        if self.records[-1] != rec.seq:
-            self.records.append(rec.seq)
-        if rec.ts:
-            self.ts_end = rec.ts
+    def touch(self, seq: int, ts: str | None) -> None:
+        if self.records[-1] != seq:
+            self.records.append(seq)
+        if ts:
+            self.ts_end = ts
 
 
 class _S:
@@ -236,10 +234,42 @@ class _S:
         self.agent_usage: dict[str, Any] | None = None
 
 
-def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[StoredRecord],
-             copies: Mapping[str, str] | None = None) -> Conversation:
-    """Build the conversation as it stood at round ``rnd`` from its records. ``copies``: call ids
-    another conversation landed first -> that conversation (``Store.copied_calls``)."""
+RecordRow = tuple[int, str, str, "str | None", tuple[dict[str, Any], ...]]
+"""What assembly reads of a stored record: ``(seq, key, stream, ts, events)`` (``Store.records(lean=True)``)."""
+
+_ROW = operator.attrgetter("seq", "key", "stream", "ts", "events")
+
+
+class _Gathered:
+    """The first pass over a conversation's records: its steps and streams under construction, in
+    landing order, with what joins them. Both the assembled conversation and the ledger's lean
+    summary (:func:`calls_of`) are made from it, so they read the records one way."""
+
+    __slots__ = ("steps", "streams", "tools", "starts", "record_step", "captured", "projects", "first", "last")
+
+    def __init__(self, steps: list[_B], streams: dict[str, _S], tools: dict[str, _B], starts: dict[str, set[str]],
+                 record_step: dict[str, _B], captured: dict[str, dict[str, list[dict[str, Any]]]],
+                 projects: dict[bool, dict[str, None]], first: Any, last: Any) -> None:
+        self.steps, self.streams, self.tools, self.starts = steps, streams, tools, starts
+        self.record_step, self.captured, self.projects, self.first, self.last = record_step, captured, projects, first, last
+
+    @property
+    def span(self) -> tuple[str | None, str | None]:
+        return (utc_text(self.first) if self.first else None, utc_text(self.last) if self.last else None)
+
+    @property
+    def project_paths(self) -> tuple[str, ...]:
+        return tuple(self.projects[True] or self.projects[False])
+
+    def order(self) -> list[_S]:
+        """Streams in landing order, main first."""
+        return sorted(self.streams.values(), key=lambda x: (x.key != "main", x.first_seq))
+
+
+def _gather(rows: Iterable[RecordRow]) -> _Gathered:
+    """Steps and streams from the records, in landing order: calls joined by call id, replies by
+    call, tool results to their calls, echoed inputs dropped, replays marked, a sub-agent's last
+    call completed from its parent's record of it."""
     steps: list[_B] = []
     streams: dict[str, _S] = {}
     calls: dict[str, _B] = {}
@@ -249,47 +279,47 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
     record_step: dict[str, _B] = {}  # record key -> the first step it holds
     usage_of_agent: dict[str, dict[str, Any]] = {}
 
-    def new(kind: str, s: _S, rec: StoredRecord) -> _B:
-        b = _B(kind, s.key, rec)
+    def new(kind: str, s: _S) -> _B:
+        b = _B(kind, s.key, seq, ts)
         steps.append(b)
         s.steps.append(b)
-        record_step.setdefault(rec.key, b)
+        record_step.setdefault(key, b)
         return b
 
     captured: dict[str, dict[str, list[dict[str, Any]]]] = {}  # tool id -> change/execution events
     projects: dict[bool, dict[str, None]] = {True: {}, False: {}}  # main stream's / others' project paths, in landing order
 
     first = last = None
-    for rec in records:
-        if rec.ts:
-            t = instant(rec.ts)
+    for seq, key, stream, ts, events in rows:
+        if ts:
+            t = instant(ts)
             if t is not None:
                 first = t if first is None or t < first else first
                 last = t if last is None or t > last else last
-        if rec.events and all(ev.get("e") in CAPTURE_EVENTS for ev in rec.events):
+        if events and all(ev.get("e") in CAPTURE_EVENTS for ev in events):
             # A record captured beside the transcript (a recorder's change or execution record):
             # it belongs to the tool call it names, whenever it landed, and opens no stream.
-            for ev in rec.events:
+            for ev in events:
                 tid = _tool_id(ev.get("tool"))
                 if tid:
-                    captured.setdefault(tid, {}).setdefault(ev["e"], []).append({**ev, "seq": rec.seq})
+                    captured.setdefault(tid, {}).setdefault(ev["e"], []).append({**ev, "seq": seq})
             continue
-        s = streams.get(rec.stream)
+        s = streams.get(stream)
         if s is None:
-            s = streams[rec.stream] = _S(rec.stream, rec.seq)
+            s = streams[stream] = _S(stream, seq)
         if s.steps:
             # A record that opens no step of its own (a progress line) still has a place: the
             # step before it, so a join that names it (a helper stream's parent) finds a step.
-            record_step.setdefault(rec.key, s.steps[-1])
-        for ev in rec.events:
+            record_step.setdefault(key, s.steps[-1])
+        for ev in events:
             e = ev.get("e")
             if e == "call":
                 b = calls.get(ev["id"])
                 if b is None:
-                    b = calls[ev["id"]] = new("model_call", s, rec)
+                    b = calls[ev["id"]] = new("model_call", s)
                     b.call, b.model = ev["id"], ev.get("model")
                 else:
-                    b.touch(rec)
+                    b.touch(seq, ts)
                     b.model = b.model or ev.get("model")
                 if isinstance(ev.get("response"), str):
                     b.response = b.response or ev["response"]
@@ -302,22 +332,22 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                         b.outputs.append(out)
                         if ev.get("final"):
                             b.final_out = out
-                record_step.setdefault(rec.key, b)
+                record_step.setdefault(key, b)
             elif e == "text":
                 b = replies.get(ev["call"])
                 if b is None:
-                    b = replies[ev["call"]] = new("reply", s, rec)
+                    b = replies[ev["call"]] = new("reply", s)
                     b.call, b.text, b.size = ev["call"], ev.get("text", ""), ev.get("size", 0)
                 else:
-                    b.touch(rec)
+                    b.touch(seq, ts)
                     b.text = _join(b.text, ev.get("text", ""))
                     b.size += ev.get("size", 0) + 1
             elif e == "tool_use":
                 tid = _tool_id(ev.get("id"))
                 if tid in tools:
-                    tools[tid].touch(rec)
+                    tools[tid].touch(seq, ts)
                     continue
-                b = new("tool", s, rec)
+                b = new("tool", s)
                 name = ev.get("name")  # a list or an object (a broken line) names no tool
                 b.tool_id, b.name, b.request, b.status = tid, name if isinstance(name, str) else None, ev.get("input"), "no_result"
                 if tid:
@@ -326,16 +356,16 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                 tid = _tool_id(ev.get("id"))
                 b = tools.get(tid)
                 if b is None:
-                    b = new("notice", s, rec)
+                    b = new("notice", s)
                     b.notice, b.text, b.size = "orphan_tool_result", ev.get("text", ""), ev.get("size", 0)
                     continue
                 if b.status != "no_result":
                     continue  # a second result for one call: the first one counts
-                b.touch(rec)
+                b.touch(seq, ts)
                 b.status = "failed" if ev.get("error") else "returned"
                 b.text, b.size = ev.get("text", ""), ev.get("size", 0)
                 b.launch = ev.get("launch") is True
-                record_step.setdefault(rec.key, b)
+                record_step.setdefault(key, b)
                 if ev.get("starts") and tid:
                     starts.setdefault(ev["starts"], set()).add(tid)
                     if ev.get("agent_usage"):
@@ -349,15 +379,15 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
                 s.after = ev.get("after")
                 s.group = ev.get("group") if isinstance(ev.get("group"), str) else None
             elif e == "input":
-                b = new("input", s, rec)
+                b = new("input", s)
                 b.source, b.text, b.size = ev.get("source"), ev.get("text", ""), ev.get("size", 0)
             elif e == "notice":
-                b = new("notice", s, rec)
+                b = new("notice", s)
                 b.notice, b.text, b.size = ev.get("kind"), ev.get("text", ""), ev.get("size", 0)
                 if isinstance(ev.get("ended"), str) and ev["ended"]:
                     b.ended = ev["ended"]  # a stream key: made a stream id once ids are given
             elif e == "summary":
-                b = new("summary", s, rec)
+                b = new("summary", s)
                 b.text, b.size = ev.get("text", ""), ev.get("size", 0)
             elif e == "project":
                 path = ev.get("path")
@@ -366,9 +396,22 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
 
     _drop_echoed_inputs(streams.values())
     _mark_replays(steps)
+    for st in streams.values():
+        au = usage_of_agent.get(st.key) if st.key != "main" else None
+        if au:
+            _apply_agent_usage(st, au)
+    return _Gathered(steps, streams, tools, starts, record_step, captured, projects, first, last)
+
+
+def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[StoredRecord],
+             copies: Mapping[str, str] | None = None) -> Conversation:
+    """Build the conversation as it stood at round ``rnd`` from its records. ``copies``: call ids
+    another conversation landed first -> that conversation (``Store.copied_calls``)."""
+    g = _gather(map(_ROW, records))
+    steps, streams, tools, starts, record_step, captured = g.steps, g.streams, g.tools, g.starts, g.record_step, g.captured
 
     # Stream ids in landing order; main is m.
-    order = sorted(streams.values(), key=lambda x: (x.key != "main", x.first_seq))
+    order = g.order()
     sid_of: dict[str, str] = {}
     n = 0
     for st in order:
@@ -398,9 +441,6 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
             if b.kind == "tool":
                 b.kind = "agent_call"
             b.starts.append(sid_of[st.key])
-        au = usage_of_agent.get(st.key)
-        if au:
-            _apply_agent_usage(st, au)
 
     reason: dict[str, str | None] = {"main": None}
     for st in order:
@@ -432,7 +472,7 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
             continue
         cur: list[_B] | None = None
         for b in mine:
-            if b.kind == "input" and (b.source in ("person", "command") or (b.source == "queued" and cur is None)):
+            if _opens_talk(b, cur is not None):
                 cur = [b]
                 talk_list.append((st, cur))
             elif cur is None:
@@ -493,9 +533,86 @@ def assemble(conversation: str, runtime: str, rnd: Round, records: Sequence[Stor
             steps=sum(1 for b in st.steps if not b.dropped),
         ))
     return Conversation(conversation, runtime, rnd, tuple(stream_rows), tuple(talks), tuple(final_steps),
-                        tuple(step_id[id(b)] for b in loose), unattached,
-                        (utc_text(first) if first else None, utc_text(last) if last else None),
-                        tuple(projects[True] or projects[False]))
+                        tuple(step_id[id(b)] for b in loose), unattached, g.span, g.project_paths)
+
+
+def _opens_talk(b: Any, in_talk: bool) -> bool:
+    """Whether a main-stream step opens a talk: the person's input or command (a queued input
+    only when no talk is open: typed while the agent worked, it belongs to the talk it joined)."""
+    return b.kind == "input" and (b.source in ("person", "command") or (b.source == "queued" and not in_talk))
+
+
+def _first_input(inputs: Sequence[Any]) -> Any:
+    """Of the main stream's inputs in order, the person's first real one (``Conversation.first_input``)."""
+    inputs = [s for s in inputs if s.source in PERSON_SOURCES]
+    typed = next((s for s in inputs if s.source != "command"), None)
+    with_args = next((s for s in inputs if s.source == "command" and len(s.text.split(None, 1)) > 1), None)
+    return typed or with_args or next(iter(inputs), None)
+
+
+class LeanCall(NamedTuple):
+    """A model call as the ledger's summaries read it (``Step``'s fields of a model call)."""
+
+    stream: str
+    """The runtime's key of its stream (``main``, ``agent-f7fd82bf``, ...)."""
+    owner: str | int
+    """Which owner it is counted under (``Ledger.owners``, by identity only): the number of the
+    main talk holding it, else its stream's key (a child stream is one talk; ``main`` for loose
+    main-stream work)."""
+    call: str | None
+    model: str | None
+    ts: str | None
+    usage: Usage
+    output_floor: int | None
+    copy_of: str | None
+    replay: bool
+    """It replays another call of the conversation (``Step.replay_of``)."""
+
+
+@frozen
+class Calls:
+    """What the ledger's summaries read of a conversation at a round, made by the same first pass
+    as :func:`assemble` but without the rest of it (step and talk ids, starts relations, steps'
+    texts and requests): its model calls in step order, its streams, how many main talks it has
+    and how it began."""
+
+    id: str
+    runtime: str
+    round: Round
+    streams: tuple[tuple[str, str], ...]
+    """(key, kind) of each stream, in ``Conversation.streams``' order (main first, then landing order)."""
+    calls: tuple[LeanCall, ...]
+    main_talks: int
+    first_input: str | None
+    """The text of ``Conversation.first_input``."""
+    span: tuple[str | None, str | None]
+    projects: tuple[str, ...]
+
+
+def calls_of(conversation: str, runtime: str, rnd: Round, rows: Iterable[RecordRow],
+             copies: Mapping[str, str] | None = None) -> Calls:
+    """The :class:`Calls` of the conversation :func:`assemble` would build from the same records."""
+    g = _gather(rows)
+    main = g.streams.get("main")
+    talk_of: dict[int, int] = {}  # main-stream model call -> the number of the main talk holding it
+    inputs: list[_B] = []
+    talks = 0
+    for b in main.steps if main is not None else ():
+        if b.dropped:
+            continue
+        if b.kind == "input":
+            inputs.append(b)
+        if _opens_talk(b, talks > 0):
+            talks += 1
+        elif talks and b.kind == "model_call":
+            talk_of[id(b)] = talks
+    calls = tuple(
+        LeanCall(b.stream, talk_of.get(id(b), b.stream), b.call, b.model, b.ts, *_usage(b),
+                 copies.get(b.call) if copies and b.call else None, b.replay_of is not None)
+        for b in g.steps if b.kind == "model_call")
+    first = _first_input(inputs)
+    return Calls(conversation, runtime, rnd, tuple((st.key, st.kind) for st in g.order()), calls, talks,
+                 first.text if first is not None else None, g.span, g.project_paths)
 
 
 def _tool_id(v: Any) -> str | None:

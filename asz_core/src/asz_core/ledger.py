@@ -33,7 +33,7 @@ from decimal import Decimal
 import attrs
 from attrs import define, field, frozen
 
-from .assembly import LOOSE, UNATTRIBUTED, Conversation, Step, stream_roots
+from .assembly import LOOSE, UNATTRIBUTED, Calls, Conversation, Step, calls_of, stream_roots
 from .gcpause import no_gc
 from .workers import in_two
 from .pricing import CallPrice, PriceFile, Prices
@@ -90,8 +90,11 @@ class Tally:
     """Priced calls with a count unknown: ``money`` holds their known part only."""
 
     def add(self, c: CallCost) -> None:
+        self.count(c.usage, c.output_floor, c.price)
+
+    def count(self, u: Usage, output_floor: int | None, p: CallPrice) -> None:
+        """Add one call: its counts, its streaming floor and its price."""
         self.calls += 1
-        u = c.usage
         tok = self.tokens
         for k in USAGE_TYPES:
             v = getattr(u, k)
@@ -99,13 +102,12 @@ class Tally:
                 self.unknown[k] += 1
             else:
                 tok[k] += v
-        if u.output is None and c.output_floor:
-            self.output_floor += c.output_floor
+        if u.output is None and output_floor:
+            self.output_floor += output_floor
         if u.cache_write_5m is not None:
             tok["cache_write_5m"] += u.cache_write_5m
         if u.cache_write_1h is not None:
             tok["cache_write_1h"] += u.cache_write_1h
-        p = c.price
         if p.money is None:
             self.unpriced += 1
             reason = p.unpriced or "unpriced"
@@ -484,6 +486,53 @@ def summarize(led: Ledger, conv: Conversation | None = None) -> Summary:
         first_input=one_line(first.text) if first is not None else None)
 
 
+def summary_of(view: Calls, prices: Prices) -> Summary:
+    """``summarize(build(conv, prices), conv)`` of the conversation ``view`` was made from, from
+    the lean view (``assembly.calls_of``): each call priced and counted as :func:`build` counts
+    it (under its owner, then the owners summed, by stream and in all), in the same order, so
+    every figure and every sum is the same."""
+    price = prices.price
+    by_owner: dict[str | int, Tally] = {}
+    stream_of: dict[str | int, str] = {}
+    by_model: dict[str, Tally] = {}
+    by_day: dict[str, Tally] = {}
+    stamps: list[dt.datetime] = []
+    copies = replays = 0
+    for c in view.calls:
+        if c.copy_of is not None:
+            copies += 1
+            continue
+        if c.replay:
+            replays += 1
+            continue
+        t = by_owner.get(c.owner)
+        if t is None:
+            t = by_owner[c.owner] = Tally()
+            stream_of[c.owner] = c.stream
+        p = price(c.model, c.usage, c.ts)
+        t.count(c.usage, c.output_floor, p)
+        m = c.model or "(no model)"
+        (by_model.get(m) or by_model.setdefault(m, Tally())).count(c.usage, c.output_floor, p)
+        when = instant(c.ts)
+        d = NO_TIME if when is None else day(when, dt.UTC)
+        (by_day.get(d) or by_day.setdefault(d, Tally())).count(c.usage, c.output_floor, p)
+        if when is not None:
+            stamps.append(when)
+    by_stream = {key: Tally() for key, _ in view.streams}
+    for owner, t in by_owner.items():
+        by_stream.setdefault(stream_of[owner], Tally()).merge(t)
+    kinds = dict(view.streams)
+    return Summary(
+        view.id, view.runtime, view.round.number, view.round.head, Tally.sum(by_owner.values()),
+        Tally.sum(t for k, t in by_stream.items() if kinds.get(k) == "child"),
+        Tally.sum(t for k, t in by_stream.items() if kinds.get(k) == "helper"),
+        {k: by_model[k] for k in sorted(by_model)}, {k: by_day[k] for k in sorted(by_day)}, copies, replays,
+        view.projects, view.span[0], view.span[1],
+        utc_text(min(stamps)) if stamps else None, utc_text(max(stamps)) if stamps else None,
+        view.main_talks, len(view.streams) - 1,
+        one_line(view.first_input) if view.first_input is not None else None)
+
+
 CACHE_VERSION = 2
 
 PARALLEL_RECORDS = 20_000
@@ -494,7 +543,6 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
     """Every collected conversation's summary at its newest round, and the price file. A summary
     kept for the same conversation head, price file and code is read back; the others are built
     (and kept, when ASZ_HOME can be written)."""
-    from .assembly_cache import load_assembled
     from .pricing import default_price_file
     from .store import Store
 
@@ -516,8 +564,9 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
         book = load_prices(prices)
 
         def job(row: Any, on: Any = st) -> dict[str, Any]:
-            conv = load_assembled(on, row.id, row.head, keep=False)
-            return _summary_dump(summarize(build(conv, book), conv))
+            view = calls_of(row.id, row.runtime, row.head, on.records(row.id, row.head.number, lean=True),
+                            on.copied_calls(row.id))
+            return _summary_dump(summary_of(view, book))
 
         def in_child() -> Callable[[Any], dict[str, Any]]:
             on = st.reader()

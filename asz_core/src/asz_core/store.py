@@ -235,14 +235,27 @@ class Store:
                                f"({', '.join(f'r{r.number}' for r in found[:5])}); give more of the digest")
         raise NotFound(f"conversation {conversation[:8]} has no round {h!r} (rounds r1…r{rounds[-1].number})")
 
-    def records(self, conversation: str, upto: int) -> list[StoredRecord]:
+    def records(self, conversation: str, upto: int, *, lean: bool = False) -> list[StoredRecord]:
         """Every record landed by round ``upto``, in landing order; a rewritten record shows its
-        newest version landed by then, in the place its first version took."""
+        newest version landed by then, in the place its first version took. ``lean``: each as
+        the tuple ``(seq, key, stream, ts, events)`` (``assembly.RecordRow``), all the ledger's
+        summaries read, made in about half the time."""
         out: list[StoredRecord] = []
         where: dict[str, int] = {}
+        loads = orjson.loads
+        if lean:
+            rows: Any = []
+            q = "SELECT seq, key, version, stream, ts, events FROM records WHERE conversation = ? AND round <= ? ORDER BY seq"
+            for seq, key, version, stream, ts, events in self.db.execute(q, (conversation, upto)):
+                row = (seq, key, stream, ts, tuple(loads(events)))
+                if version > 1 and key in where:
+                    rows[where[key]] = (rows[where[key]][0], *row[1:])
+                else:
+                    where[key] = len(rows)
+                    rows.append(row)
+            return rows  # type: ignore[no-any-return]
         q = ("SELECT seq, key, version, round, stream, kind, file, line, ts, events FROM records "
              "WHERE conversation = ? AND round <= ? ORDER BY seq")
-        loads = orjson.loads
         for seq, key, version, rnd, stream, kind, file, line, ts, events in self.db.execute(q, (conversation, upto)):
             rec = StoredRecord(seq, key, version, rnd, stream, kind, file, line, ts, tuple(loads(events)))
             if version > 1 and key in where:
