@@ -18,11 +18,12 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from attrs import frozen
 
@@ -105,12 +106,39 @@ def _import_genai_prices() -> None:
     which asz never uses (the data is the price file's). The package stands in ``sys.modules`` as
     an empty module until something asks it for a name (``asz prices update``: its version and
     data); then its ``__init__`` runs, over the modules already imported."""
+    import sys
+
+    if "genai_prices.types" in sys.modules:
+        return
+    if "genai_prices" not in sys.modules:
+        _stub_genai_prices()
+    try:
+        import genai_prices.data_snapshot  # noqa: F401
+        import genai_prices.types  # noqa: F401
+    except BaseException:
+        if "__asz_stub__" in getattr(sys.modules.get("genai_prices"), "__dict__", {}):
+            del sys.modules["genai_prices"]
+        raise
+    _import_genai_arithmetic()
+
+
+def _import_genai_arithmetic() -> None:
+    """genai-prices' units, their decomposition and validation: plain Python, no pydantic (what
+    a price plan is made with, :class:`_Plan`)."""
+    import sys
+
+    if "genai_prices" not in sys.modules:
+        _stub_genai_prices()
+    import genai_prices.decompose  # noqa: F401
+    import genai_prices.units  # noqa: F401
+    import genai_prices.validation  # noqa: F401
+
+
+def _stub_genai_prices() -> None:
     import importlib
     import importlib.util
     import sys
 
-    if "genai_prices" in sys.modules:
-        return
     spec = importlib.util.find_spec("genai_prices")
     if spec is None or spec.loader is None or not spec.submodule_search_locations:
         return  # not installed: the import that follows says so
@@ -119,6 +147,7 @@ def _import_genai_prices() -> None:
     package = types.ModuleType("genai_prices")
     package.__path__ = list(spec.submodule_search_locations)
     package.__spec__, package.__file__ = spec, spec.origin
+    package.__asz_stub__ = True  # type: ignore[attr-defined]
 
     def whole(name: str) -> Any:
         if name.startswith("__") and name != "__version__":
@@ -132,37 +161,51 @@ def _import_genai_prices() -> None:
 
     package.__getattr__ = whole  # type: ignore[attr-defined]
     sys.modules["genai_prices"] = package
-    try:
-        import genai_prices.data_snapshot  # noqa: F401
-        import genai_prices.decompose  # noqa: F401
-        import genai_prices.types  # noqa: F401
-        import genai_prices.units  # noqa: F401
-        import genai_prices.validation  # noqa: F401
-    except BaseException:
-        del sys.modules["genai_prices"]
-        raise
 
 
 class Prices:
     """A loaded price file. Providers are validated only when a call needs them, so a ledger
-    pays for the few providers its calls ran on, not the whole catalogue."""
+    pays for the few providers its calls ran on, not the whole catalogue.
 
-    def __init__(self, raw_providers: list[dict[str, Any]], file: PriceFile) -> None:
-        _import_genai_prices()
-        from genai_prices.types import _providers_from_raw
+    The snapshot asz ships is read lean (:class:`_LeanBook`): the model found, the price in force
+    chosen and the prices made Decimal from the raw data as genai-prices does it, without its
+    pydantic types (their import is most of a ledger's start); genai-prices' own units, their
+    decomposition and validation make the plan. Whatever the lean reading does not take (a
+    time-of-day price, a clause or value of another shape) genai-prices reads itself. A test
+    checks both readings agree on every model of the snapshot and every call of the corpus."""
 
+    def __init__(self, raw_providers: list[dict[str, Any]] | Callable[[], list[dict[str, Any]]], file: PriceFile,
+                 *, lean: list[dict[str, Any]] | None = None) -> None:
+        """``raw_providers``: the providers as genai-prices data (Decimal numbers), or a function
+        reading them when genai-prices is needed; ``lean``: the same data read fast, for the lean
+        reading (without it, genai-prices reads everything, and a file that is not its data is
+        said at once)."""
         self.file = file
-        self._raw = raw_providers
-        try:
-            # Headers only (no models): enough to find a call's provider by its model name.
-            self._headers = _providers_from_raw([{k: v for k, v in p.items() if k != "models"} for p in raw_providers])
-        except Exception as exc:  # pydantic's ValidationError and friends: the file is not usable
-            raise PriceFileError(f"{file.path} is not genai-prices data: {_first_line(exc)}") from exc
+        self._raw_of = raw_providers
+        self._lean = _LeanBook(lean) if lean is not None else None
+        self._headers: list[Any] | None = None
         self._full: dict[str, Any] = {}
         self._model_cache: dict[str, tuple[Any, Any] | None] = {}
         self._plans: dict[tuple[int, int], _Plan] = {}
         self._by_day: dict[tuple[int, Any], _Plan] = {}
         self._tod: dict[int, bool] = {}
+        if self._lean is None:
+            self._genai()
+
+    def _genai(self) -> list[Any]:
+        """genai-prices' providers, headers only (no models): enough to find a call's provider by
+        its model name."""
+        if self._headers is None:
+            _import_genai_prices()
+            from genai_prices.types import _providers_from_raw
+
+            if callable(self._raw_of):
+                self._raw_of = self._raw_of()
+            try:
+                self._headers = _providers_from_raw([{k: v for k, v in p.items() if k != "models"} for p in self._raw_of])
+            except Exception as exc:  # pydantic's ValidationError and friends: the file is not usable
+                raise PriceFileError(f"{self.file.path} is not genai-prices data: {_first_line(exc)}") from exc
+        return self._headers
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
@@ -174,7 +217,15 @@ class Prices:
             data = p.read_bytes()
         except OSError as exc:
             raise PriceFileError(f"cannot read price file {p}: {exc.strerror or exc}") from exc
-        raw = _parse(data, p)
+        fast = None
+        if shipped and p.suffix.lower() == ".json":
+            import orjson
+
+            try:
+                fast = orjson.loads(data)  # floats, if any, the lean reading leaves to genai-prices
+            except orjson.JSONDecodeError:
+                fast = None
+        raw = fast if fast is not None else _parse(data, p)
         if isinstance(raw, dict):
             providers, source, taken = raw.get("providers"), raw.get("source"), raw.get("taken")
         else:
@@ -182,18 +233,32 @@ class Prices:
         if not isinstance(providers, list) or not all(isinstance(x, dict) for x in providers):
             raise PriceFileError(f"{p}: expected a list of providers (genai-prices data.json shape) or an object with `providers`")
         file = PriceFile(str(p), hashlib.sha256(data).hexdigest(), _str(source), _str(taken), shipped)
-        return cls(providers, file)
+        if fast is None:
+            return cls(providers, file)
+
+        def exact() -> list[dict[str, Any]]:
+            whole = _parse(data, p)
+            return whole.get("providers") if isinstance(whole, dict) else whole  # type: ignore[no-any-return]
+
+        return cls(exact, file, lean=providers)
 
     # -- lookups ---------------------------------------------------------------------------
     def find(self, model: str) -> tuple[Any, Any] | None:
         """(provider, model info) for a model name as a runtime recorded it, or None."""
         if model in self._model_cache:
             return self._model_cache[model]
+        if self._lean is not None:
+            try:
+                self._model_cache[model] = found = self._lean.find(model)
+                return found
+            except (_Unsure, re.error):
+                pass  # genai-prices reads it (and says what is wrong with it)
+        headers = self._genai()
         from genai_prices.data_snapshot import DataSnapshot
 
         found = None
         try:
-            provider = DataSnapshot(self._headers, from_auto_update=False).find_provider(model.lower(), None, None)
+            provider = DataSnapshot(headers, from_auto_update=False).find_provider(model.lower(), None, None)
         except LookupError:
             provider = None
         if provider is not None:
@@ -210,7 +275,8 @@ class Prices:
         from genai_prices.types import _providers_from_raw
 
         want = set(ids)
-        for i, raw in enumerate(self._raw):
+        assert not callable(self._raw_of) and self._headers is not None
+        for i, raw in enumerate(self._raw_of):
             pid = self._headers[i].id
             if pid in want and pid not in self._full:
                 try:
@@ -233,7 +299,7 @@ class Prices:
             key = (id(info), id(model_price))  # stable: the model info holds its prices
             plan = self._plans.get(key)
             if plan is None:
-                plan = self._plans[key] = _Plan(model_price)
+                plan = self._plans[key] = _Plan(_genai_resolved(model_price))
             self._by_day[(id(info), day)] = plan
         return plan
 
@@ -251,14 +317,15 @@ class Prices:
         if found is None:
             return CallPrice(None, unpriced=f"no price for {model}")
         provider, info = found
+        lean = type(info) is _LeanModel
         when = _when(ts)
         if when is None:
-            if not _time_free(info):
+            if not (info.time_free if lean else _time_free(info)):
                 return CallPrice(None, unpriced="no time (its price changes over time)", model_id=info.id, provider_id=provider.id)
             when = _EPOCH
         u = usage or _NO_USAGE
         try:
-            parts = self._plan(info, when).parts(u)
+            parts = (info.plan_at(when) if lean else self._plan(info, when)).parts(u)
         except ValueError as exc:  # the counts do not decompose (genai-prices' own check)
             return CallPrice(None, unpriced=f"usage genai-prices cannot price ({_first_line(exc)})", model_id=info.id, provider_id=provider.id)
         complete = u.input is not None and u.output is not None and u.cache_read is not None and u.cache_write is not None
@@ -282,15 +349,15 @@ class _Plan:
     every call of the corpus.
     """
 
-    def __init__(self, model_price: Any) -> None:
+    def __init__(self, resolved: tuple[tuple[Any, Any], ...]) -> None:
+        """``resolved``: (unit, price) of each price key, in the price set's order (genai-prices'
+        ``_collect_resolved_model_prices``); a price is a Decimal, or tiers (``base``, ``tiers``
+        of ``start`` and ``price``)."""
         from genai_prices.decompose import is_descendant_or_self
-        from genai_prices.types import _collect_resolved_model_prices
         from genai_prices.units import _get_registry
         from genai_prices.validation import validate_priced_units
 
-        registry = _get_registry()
-        resolved = _collect_resolved_model_prices(model_price, registry)
-        validate_priced_units(tuple(u for u, _ in resolved), registry)
+        validate_priced_units(tuple(u for u, _ in resolved), _get_registry())
         token_units = [u for u, _ in resolved if u.usage_key != "requests"]
         # compute_leaf_values' order: most specific unit first.
         order = sorted(token_units, key=lambda u: (-len(u.dimensions), u.usage_key))
@@ -327,6 +394,212 @@ class _Plan:
             v = price * n / per
             parts[part] = parts[part] + v if part in parts else v
         return parts
+
+
+def _genai_resolved(model_price: Any) -> tuple[tuple[Any, Any], ...]:
+    from genai_prices.types import _collect_resolved_model_prices
+    from genai_prices.units import _get_registry
+
+    return _collect_resolved_model_prices(model_price, _get_registry())
+
+
+# --- the lean reading ----------------------------------------------------------------------------
+
+class _Unsure(Exception):
+    """Something the lean reading does not take as genai-prices would: genai-prices reads it."""
+
+
+class _LeanProvider(NamedTuple):
+    id: str
+
+
+class _Tier(NamedTuple):
+    start: int
+    price: Decimal
+
+
+class _Tiers(NamedTuple):
+    base: Decimal
+    tiers: tuple[_Tier, ...]
+
+
+_DECIMAL_TEXT = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+_DATE_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_COMPACT_DATE = re.compile(r"(-)(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?=-|:|$)")
+
+
+class _LeanBook:
+    """The raw data of a price file, read as genai-prices reads it for a model name: the provider
+    whose ``model_match`` takes the name (``DataSnapshot.find_provider``), that provider by its id
+    (``find_provider_by_id``), its model whose ``match`` takes the name, else one of its fallback
+    providers' (``Provider.find_model``, the compact-date form of the name tried second)."""
+
+    def __init__(self, providers: list[dict[str, Any]]) -> None:
+        self.providers = providers
+
+    def find(self, model: str) -> tuple[_LeanProvider, _LeanModel] | None:
+        ref = model.lower()
+        first = next((p for p in self.providers if p.get("model_match") is not None and _lean_match(p["model_match"], ref)), None)
+        if first is None:
+            return None
+        pid = first.get("id")
+        if type(pid) is not str or pid.lower().strip() == "litellm":
+            raise _Unsure  # genai-prices' litellm rules
+        norm = pid.lower().strip()
+        provider = next((p for p in self.providers if p.get("id") == norm), None) or next(
+            (p for p in self.providers if p.get("provider_match") is not None and _lean_match(p["provider_match"], norm)), None)
+        if provider is None:
+            return None
+        info = self._model(provider, ref, True)
+        if info is None:
+            again = _compact_dated(ref)
+            if again != ref:
+                info = self._model(provider, again, True)
+        if info is None:
+            return None
+        if type(provider.get("id")) is not str:
+            raise _Unsure
+        return _LeanProvider(provider["id"]), _LeanModel(info)
+
+    def _model(self, provider: dict[str, Any], ref: str, fall_back: bool) -> dict[str, Any] | None:
+        models = provider.get("models") or []
+        if type(models) is not list:
+            raise _Unsure
+        for m in models:
+            if type(m) is not dict:
+                raise _Unsure
+            if _lean_match(m.get("match"), ref.lower()):
+                return m
+        fallbacks = provider.get("fallback_model_providers")
+        if fall_back and fallbacks:
+            if type(fallbacks) is not list:
+                raise _Unsure
+            for fid in fallbacks:
+                other = next((p for p in self.providers if p.get("id") == fid), None)
+                if other is not None and (m := self._model(other, ref, False)) is not None:  # one step of fallback
+                    return m
+        return None
+
+
+class _LeanModel:
+    """A model of the raw data with its price sets made plans: ``ModelInfo.get_prices`` (the last
+    price whose start date the call's UTC day reached, else the first) without a request context."""
+
+    __slots__ = ("id", "sets", "time_free")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        if type(raw.get("id")) is not str:
+            raise _Unsure
+        self.id: str = raw["id"]
+        prices = raw.get("prices", [])
+        sets: list[tuple[dt.date | None, _Plan]] = []
+        if type(prices) is dict:
+            sets.append((None, _lean_plan(prices)))
+        elif type(prices) is list and prices:
+            for c in prices:
+                if type(c) is not dict or not c.keys() <= {"constraint", "prices"} or type(c.get("prices")) is not dict:
+                    raise _Unsure
+                sets.append((_start_date(c.get("constraint")), _lean_plan(c["prices"])))
+        else:
+            raise _Unsure
+        self.sets = tuple(sets)
+        self.time_free = type(prices) is dict or all(start is None for start, _ in sets)
+
+    def plan_at(self, when: dt.datetime) -> _Plan:
+        day = when.astimezone(dt.UTC).date()
+        for start, plan in reversed(self.sets):
+            if start is None or day >= start:
+                return plan
+        return self.sets[0][1]
+
+
+def _start_date(c: Any) -> dt.date | None:
+    if c is None:
+        return None
+    if type(c) is dict and c.keys() == {"start_date"} and type(c["start_date"]) is str and _DATE_TEXT.fullmatch(c["start_date"]):
+        try:
+            return dt.date.fromisoformat(c["start_date"])
+        except ValueError:
+            pass
+    raise _Unsure  # a time of day (off-peak prices), or another shape
+
+
+def _lean_plan(prices: dict[str, Any]) -> _Plan:
+    """A price set as genai-prices resolves it (``ModelPrice`` of its keys in order, None left
+    out), made a plan."""
+    _import_genai_arithmetic()
+    from genai_prices.units import _get_registry
+
+    registry = _get_registry()
+    resolved = []
+    for key, value in prices.items():
+        if value is None:
+            continue
+        if key.startswith("_") or key not in registry._all_price_keys:
+            raise _Unsure  # genai-prices warns of it
+        resolved.append((registry.unit_for_price_key(key), _lean_price(value)))
+    try:
+        return _Plan(tuple(resolved))
+    except ValueError as exc:
+        raise _Unsure from exc  # genai-prices says it, when the call is priced
+
+
+def _lean_price(v: Any) -> Decimal | _Tiers:
+    if type(v) is dict and v.keys() == {"base", "tiers"} and type(v["tiers"]) is list:
+        tiers = []
+        for t in v["tiers"]:
+            if type(t) is not dict or t.keys() != {"start", "price"} or type(t["start"]) is not int or t["start"] < 0:
+                raise _Unsure
+            tiers.append(_Tier(t["start"], _lean_decimal(t["price"])))
+        tiers.sort(key=lambda t: t.start)  # TieredPrices.__post_init__
+        return _Tiers(_lean_decimal(v["base"]), tuple(tiers))
+    return _lean_decimal(v)
+
+
+def _lean_decimal(v: Any) -> Decimal:
+    # Written as a plain decimal number, the Decimal pydantic makes of it is Decimal(text).
+    if type(v) is str and _DECIMAL_TEXT.fullmatch(v):
+        return Decimal(v)
+    if type(v) is int and v >= 0:
+        return Decimal(v)
+    raise _Unsure
+
+
+def _lean_match(clause: Any, text: str) -> bool:
+    """genai-prices' match clauses (``ClauseStartsWith`` ... ``ClauseAnd``) on the raw data."""
+    if type(clause) is not dict or len(clause) != 1:
+        raise _Unsure
+    ((kind, v),) = clause.items()
+    if kind in ("or", "and"):
+        if type(v) is not list:
+            raise _Unsure
+        return (any if kind == "or" else all)(_lean_match(c, text) for c in v)
+    if type(v) is not str:
+        raise _Unsure
+    if kind == "starts_with":
+        return text.lower().startswith(v.lower())
+    if kind == "ends_with":
+        return text.lower().endswith(v.lower())
+    if kind == "contains":
+        return v.lower() in text.lower()
+    if kind == "equals":
+        return text.lower() == v.lower()
+    if kind == "regex":
+        return bool(re.search(v, text))
+    raise _Unsure
+
+
+def _compact_dated(ref: str) -> str:
+    """genai-prices' ``_normalize_compact_dated_ref``: ``-20251211`` as ``-2025-12-11``."""
+    def one(m: re.Match[str]) -> str:
+        year, month, day = (int(m.group(i)) for i in range(2, 5))
+        try:
+            dt.date(year, month, day)
+        except ValueError:
+            return m.group(0)
+        return f"{m.group(1)}{year:04d}-{month:02d}-{day:02d}"
+
+    return _COMPACT_DATE.sub(one, ref)
 
 
 def _counts(u: Usage) -> dict[str, int]:
