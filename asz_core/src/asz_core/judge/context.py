@@ -275,8 +275,9 @@ class StageCalls:
                     if line.get("credits") is None:
                         line.pop("credits", None)  # only a provider that bills in credits says them
                     f.write(orjson.dumps(line) + b"\n")
-            (d / "answer.txt").write_text(result.raw, encoding="utf-8")
-            (d / "stderr.txt").write_text(result.stderr, encoding="utf-8")
+            # A lone surrogate (which a backend's json module reads from "\ud800") is no UTF-8: kept escaped.
+            (d / "answer.txt").write_text(str(result.raw), encoding="utf-8", errors="backslashreplace")
+            (d / "stderr.txt").write_text(str(result.stderr), encoding="utf-8", errors="backslashreplace")
             answer = parse_answer(result)
             why = result.error or (readable(answer) if answer is not None else "the answer holds no JSON object")
             c = consumed_of(result)
@@ -332,10 +333,45 @@ def evaluator_ref(registry: Any, spec: EvaluatorSpec, models: Iterable[str] = ()
 
 def parse_answer(result: CallResult) -> Any:
     """The answer's JSON object: given as a value, or read from the raw text (a code fence and
-    text around one object are tolerated). None when there is none."""
+    text around one object are tolerated). None when there is none. Every string of it is text
+    a stage file can hold: a lone surrogate becomes U+FFFD."""
     if isinstance(result.answer, dict):
-        return result.answer
-    return json_object_of(result.raw or "")
+        return clean(result.answer)
+    return json_object_of(clean_text(result.raw) if isinstance(result.raw, str) else "")
+
+
+def clean_text(s: str) -> str:
+    """``s`` with each lone surrogate replaced by U+FFFD (JSON and UTF-8 cannot hold one)."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def clean(v: Any) -> Any:
+    """A copy of a JSON value whose strings (keys included) are :func:`clean_text`; walked without
+    recursion, so a value nested however deep is copied, not a crash."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(v, root, 0)]
+    while stack:
+        src, dst, key = stack.pop()
+        if isinstance(src, str):
+            dst[key] = clean_text(src)
+        elif isinstance(src, dict):
+            d: dict[Any, Any] = {}
+            dst[key] = d
+            for k, x in src.items():
+                k = clean_text(k) if isinstance(k, str) else k
+                d[k] = None
+                stack.append((x, d, k))
+        elif isinstance(src, (list, tuple)):
+            lst: list[Any] = [None] * len(src)
+            dst[key] = lst
+            stack.extend((x, lst, i) for i, x in enumerate(src))
+        else:
+            dst[key] = src
+    return root[0]
 
 
 def json_object_of(text: str) -> dict[str, Any] | None:

@@ -184,6 +184,22 @@ class EvaluatorRef:
     session it leaves in Kiro's history)."""
 
 
+WHERE_BYTES = 200
+WHAT_BYTES = 4096
+"""A check's words are bounded: an answer's huge value it quotes is cut, never copied whole into
+the note (the stage file keeps what the evaluator said where it belongs, once)."""
+
+
+def _bounded(limit: int) -> Any:
+    def cut(v: Any) -> str:
+        s = v if isinstance(v, str) else str(v)
+        b = s.encode("utf-8", "backslashreplace")
+        if len(b) <= limit:
+            return s
+        return b[:limit].decode("utf-8", "ignore") + f"… ({len(b):,} bytes in all)"
+    return cut
+
+
 @frozen
 class Check:
     """Something asz left out, filled in or changed in an answer, and why."""
@@ -192,9 +208,10 @@ class Check:
     """``left_out``, ``filled_in``, ``changed``, ``unknown`` (what the answer leaves unknown and
     asz keeps so: a target replaced by one the answer does not name), or ``noted`` (something the
     stage cannot fill in that leaves it partial: a target with criteria met and no delivery kept)."""
-    where: str
-    """What it is about: an input, a target, a goal, a call."""
-    what: str
+    where: str = field(converter=_bounded(WHERE_BYTES))
+    """What it is about: an input, a target, a goal, a call (at most 200 bytes, then cut)."""
+    what: str = field(converter=_bounded(WHAT_BYTES))
+    """At most 4,096 bytes, then cut, saying how long it was."""
 
 
 # --- targets ---------------------------------------------------------------------------------------

@@ -161,7 +161,7 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
             if progress:
                 progress(f"{stage}: {sf.status}" + (f" ({sf.reason})" if sf.reason else "")
                          + f"; {sf.run.calls} calls, {sf.run.attempts} attempts; " + consumed_line(sf.run.consumed, sf.run.seconds))
-        run.write_stage(sf)
+        sf = _write_stage(run, sf)
         statuses[stage] = sf.status
     from . import report_html
     from .close import View, close_file, read_stages
@@ -183,6 +183,25 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
         progress("run closed: the evaluator stages consumed " + consumed_line(close.consumed, close.evaluator_seconds)
                  + (f"; no final statement: {close.error}" if close.error else ""))
     return RunResult(path, statuses, close)
+
+
+def _write_stage(run: Run, sf: Any) -> Any:
+    """Write a stage's file; one that cannot be written (asz's fault: something of the answer it
+    kept is no JSON) is written failed with the reason and its traceback, and the run goes on."""
+    try:
+        run.write_stage(sf)
+        return sf
+    except Exception as exc:  # noqa: BLE001 - a stage file that cannot be written never loses the run
+        (run.path / "calls").mkdir(exist_ok=True)
+        (run.path / "calls" / f"{sf.stage}.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        why = f"its stage file could not be written: {type(exc).__name__}: {exc}"
+        try:
+            failed = run.stage_file(sf.stage, "failed", why, kit=sf.kit, evaluator=sf.evaluator, run=sf.run)
+            run.write_stage(failed)
+        except Exception:  # noqa: BLE001 - what the evaluator said of itself is no JSON either
+            failed = run.stage_file(sf.stage, "failed", why, kit=sf.kit, run=sf.run)
+            run.write_stage(failed)
+        return failed
 
 
 STAGE_FAILED_EXIT = 3

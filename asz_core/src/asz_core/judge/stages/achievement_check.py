@@ -161,7 +161,9 @@ class TargetCheck:
         dropped = {c.id for c in self.t.criteria if c.dropped}
         for e in _list(raw):
             cid = _obj(e).get("id")
-            if cid in dropped:
+            if not isinstance(cid, str):  # a list or an object is no id (nor a key to look one up by)
+                self.note("left_out", self.tid, f"a state for {cid!r}: no criterion of {self.tid}")
+            elif cid in dropped:
                 self.note("left_out", str(cid), "a state for a criterion the person dropped: never judged")
             elif cid not in self.live_ids:
                 self.note("left_out", self.tid, f"a state for {cid!r}: no criterion of {self.tid}")
@@ -530,7 +532,9 @@ class TargetCheck:
             where = f"{tid} account files {n}"
             mine = []
             for oid in _list(g.get("operations")):
-                if oid not in own:
+                if not isinstance(oid, str):
+                    self.note("left_out", where, f"operation {oid!r}: no operation the record shows")
+                elif oid not in own:
                     why = "no operation the record shows" if oid not in self.op_step else "not one of the target's own"
                     self.note("left_out", where, f"operation {oid!r}: {why}")
                 elif oid in placed:

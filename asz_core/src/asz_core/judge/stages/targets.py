@@ -362,6 +362,12 @@ class Scan:
             T.kind = t["kind"]
         elif t.get("kind") is not None:
             self.left_out(tid, f"kind {t.get('kind')!r}, which is no kind")
+        # Criteria looked up by id and by folded text in a dict, not a scan each: an answer of
+        # thousands of criteria is checked in linear time.
+        by_id = {x.id: k for k, x in enumerate(T.criteria)}
+        by_text: dict[str, int] = {}
+        for k, x in enumerate(T.criteria):
+            by_text.setdefault(_fold(x.text), k)
         for c in _list(t.get("criteria")):
             if not isinstance(c, dict):
                 self.left_out(tid, "a criterion that is not an object")
@@ -369,12 +375,12 @@ class Scan:
             cid, text, by = c.get("id"), _str(c.get("text")), c.get("dropped_by")
             idx = None
             if cid is not None:
-                idx = next((k for k, x in enumerate(T.criteria) if x.id == cid), None)
+                idx = by_id.get(cid) if isinstance(cid, str) else None
                 if idx is None:
                     self.left_out(tid, f"criterion {cid!r}: {tid} has no such criterion")
                     continue
             elif text:
-                idx = next((k for k, x in enumerate(T.criteria) if _fold(x.text) == _fold(text)), None)
+                idx = by_text.get(_fold(text))
             if idx is None and not text:
                 self.left_out(tid, "a criterion with no text")
                 continue
@@ -390,6 +396,8 @@ class Scan:
                     T.criteria[idx] = attrs.evolve(T.criteria[idx], dropped=True, dropped_by=by)
                 continue
             T.criteria.append(Criterion(new_id, text, by is not None, by))  # type: ignore[arg-type]
+            by_id[new_id] = len(T.criteria) - 1
+            by_text.setdefault(_fold(text), len(T.criteria) - 1)  # type: ignore[arg-type]
         for k in _list(t.get("talks")):
             if not (isinstance(k, str) and k in self.judged):
                 self.left_out(tid, f"talk {k!r}: not a judged main talk")
