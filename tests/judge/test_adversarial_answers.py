@@ -680,3 +680,92 @@ def test_a_window_keeps_nothing_past_its_end(spotter: Any, pool: list[str], tmp_
     h = Held(spotter, judge(spotter, tmp_path, BASE, window_="k1..k1"), "window k1")
     h.all()
     assert "s432" not in json.dumps(h.files["achievement"]["achievement"])
+
+
+# --- each fix, on its own -----------------------------------------------------------------------------
+
+def test_a_lone_surrogate_in_an_answer_is_replaced_not_a_crash(spotter: Any, tmp_path: Path) -> None:
+    """An answer handed over as a value may hold a lone surrogate (an SDK's json reads one from
+    ``"\\ud800"``), which no UTF-8 file can: the raw text is kept escaped, the answer's strings
+    hold U+FFFD, and the stage is kept."""
+    answers = copy.deepcopy(BASE)
+    answers["targets"][0]["targets"][0]["statement"] = f"Implement {LONE}spotter-gqc"
+    answers["achievement"][0]["targets"][0]["criteria"][0]["reason"] = f"passes {LONE}"
+    h = Held(spotter, judge(spotter, tmp_path, answers), "lone surrogate")
+    h.all()
+    assert h.files["targets"]["status"] == "complete" and h.files["achievement"]["status"] == "complete"
+    assert h.files["targets"]["targets"][0]["statement"] == "Implement \ufffdspotter-gqc"
+    assert h.files["achievement"]["achievement"][0]["criteria"][0]["reason"] == "passes \ufffd"
+    assert "Implement \\ud800spotter-gqc" in (h.path / "calls/targets/1/1/answer.txt").read_text()
+
+
+def test_an_id_that_is_a_list_or_an_object_is_left_out(spotter: Any, tmp_path: Path) -> None:
+    """A criterion's id and a file group's operation given as a list or an object (no key to look
+    anything up by) are left out, each noted, and the rest of the answer is kept."""
+    answers = copy.deepcopy(BASE)
+    t1 = answers["achievement"][0]["targets"][0]
+    t1["criteria"].append({"id": ["t1.c1"], "state": "met", "cites": ["s117"]})
+    t1["criteria"].append({"id": {"id": "t1.c2"}, "state": "met", "cites": ["s117"]})
+    t1["account"]["files"][0]["operations"] += [["o1"], {"o": 2}]
+    h = Held(spotter, judge(spotter, tmp_path, answers), "unhashable ids")
+    h.all()
+    a = h.files["achievement"]
+    assert a["status"] == "partial"
+    assert [c["state"] for c in a["achievement"][0]["criteria"]] == ["met", "met", "met"]
+    assert "left out: t1: a state for ['t1.c1']: no criterion of t1" in a["note"]
+    assert "left out: t1: a state for {'id': 't1.c2'}: no criterion of t1" in a["note"]
+    assert "left out: t1 account files 1: operation ['o1']: no operation the record shows" in a["note"]
+    assert a["achievement"][0]["account"]["files"][0]["operations"] == [f"o{n}" for n in range(1, 16)]
+
+
+def test_a_huge_value_an_answer_gives_is_quoted_cut(spotter: Any, tmp_path: Path) -> None:
+    """A 10 MB id and a 10 MB excerpt: the check that quotes the id is cut, saying how long it
+    was; the excerpt is left out (it is in no step); the stage file stays small."""
+    answers = copy.deepcopy(BASE)
+    t1 = answers["achievement"][0]["targets"][0]
+    t1["criteria"].append({"id": "t" * 10_000_000, "state": "met", "cites": ["s117"]})
+    t1["criteria"][1]["observations"][0]["excerpt"] = "65 tests, " * 1_000_000
+    h = Held(spotter, judge(spotter, tmp_path, answers), "huge values")
+    h.all()
+    a = h.files["achievement"]
+    quoted = next(n for n in a["note"] if n.startswith("left out: t1: a state for 'ttt"))
+    assert quoted.endswith("… (10,000,034 bytes in all)") and len(quoted.encode()) < 4200
+    assert "left out: t1.c2: an observation of s117: its excerpt is not in the step word for word" in a["note"]
+    assert (h.path / "stages" / "achievement.json").stat().st_size < 200_000
+
+
+def test_a_stage_file_that_cannot_be_written_is_written_failed(spotter: Any, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """asz's own fault, a stage keeping something no JSON holds, never loses the run: the stage is
+    written failed with the reason and its traceback, the later stages run, and the run closes."""
+    from asz_core.judge import stages
+
+    real = stages.STAGE_FUNCTIONS["subtasks"]
+
+    def unwritable(run: Any, spec: Any, backend: Any) -> Any:
+        import attrs
+
+        return attrs.evolve(real(run, spec, backend), note=(object(),))
+
+    monkeypatch.setitem(stages.STAGE_FUNCTIONS, "subtasks", unwritable)
+    path = judge(spotter, tmp_path, BASE)
+    sub = json.loads((path / "stages" / "subtasks.json").read_text())
+    assert sub["status"] == "failed" and sub["reason"].startswith("its stage file could not be written: TypeError")
+    assert sub["run"]["calls"] == 1 and sub["evaluator"]["name"] == "scripted"
+    assert (path / "calls" / "subtasks.traceback.txt").is_file()
+    eff = json.loads((path / "stages" / "efficiency.json").read_text())
+    assert "the sub-task stage failed: every sub-task's work is not reviewed" in eff["note"]
+    assert json.loads((path / "close.json").read_text())["error"] is None
+
+
+def test_thousands_of_criteria_are_numbered_once_each(spotter: Any, tmp_path: Path) -> None:
+    """5,000 criteria, each given twice (the second time spelled with other whitespace and case):
+    each is one criterion, numbered in order (bench/hostile_answers.py times 20,000)."""
+    answers = copy.deepcopy(BASE)
+    crit = [{"text": f"criterion {k}"} for k in range(5000)]
+    answers["targets"][0]["targets"][0]["criteria"] = crit + [{"text": f"  CRITERION   {k} "} for k in range(5000)]
+    h = Held(spotter, judge(spotter, tmp_path, answers), "5,000 criteria")
+    h.targets()
+    t1 = h.files["targets"]["targets"][0]
+    assert [c["id"] for c in t1["criteria"]] == [f"t1.c{n}" for n in range(1, 5001)]
+    assert t1["criteria"][4999]["text"] == "criterion 4999"
