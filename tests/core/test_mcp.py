@@ -324,3 +324,84 @@ def test_the_navigator_in_process_answers_what_no_log_could_hold_with_an_error(c
     entries = [json.loads(x) for x in log.read_text().splitlines()]
     assert [e["status"] for e in entries] == ["error"] * len(cases)
     assert entries[1]["args"]["page"] == str(2**64) and entries[0]["args"]["query"] == "\\ud800"
+
+
+# --- hostile arguments, fuzzed in process -----------------------------------------------------------
+
+HOSTILE: list[Any] = [None, 0, -1, 1, 2, 10**6, 2**63 - 1, -(2**63), 2.5, -0.5, float("inf"), float("nan"), True, False,
+                      [], {}, "", " ", "1", "-1", "1.5", "1e3", " 2 ", "+3", "0x10", "1_000", "\u0663", "\u00b2", "x" * 100_000,
+                      "\x00", "s1", "s117", "s999999", "s0", "s-1", "S117", " s117", "s117\x00", "s\u0661\u0661\u0667", "k1",
+                      "k2", "k0", "k1\n", "a1", "a2", "t1", "t9", "i1", "o1", "o999", "r1", "r999", "*", "%", "_",
+                      "' OR 1=1 --", "\"", "\\", "../../etc/passwd", "/etc/passwd", ["s117"], {"id": "s117"}]
+
+
+def _deep(n: int) -> Any:
+    v: Any = "s117"
+    for k in range(n):
+        v = [v] if k % 2 else {"x": v}
+    return v
+
+
+def test_every_tool_answers_every_hostile_argument_with_a_page(corpus_store: Any, tmp_path: Path) -> None:
+    """Each tool, each of its arguments (and one it does not take) given each hostile value, with
+    the others at random (seeded): every call answers one JSON page naming its tool, no call
+    raises, each is logged once, and the budget counts exactly the bytes answered. Arguments that
+    are no JSON object are an error answer too. Over 258c7280 judged through every stage, so the
+    targets and subtasks tools read real stage files."""
+    import inspect
+    import random
+
+    from asz_core.mcp_server import jsonl_sink
+    from asz_core.window import build
+    from tests.judge.achievement_story import CID, T1, T2, T3, TARGETS
+    from asz_core.judge import runner
+
+    script = tmp_path / "script.json"
+    calls = [{"stage": "targets", "answer": TARGETS}] + [{"stage": "achievement", "call": n, "answer": {"targets": [t]}}
+                                                         for n, t in enumerate((T1, T2, T3), 1)]
+    script.write_text(json.dumps({"calls": calls}))
+    run = runner.judge(runner.JudgeOptions(CID, evaluator=f"scripted:{script}", stages=("targets", "achievement")),
+                       store=corpus_store).path
+    log = tmp_path / "reads.jsonl"
+    nav = N.Navigator(build(corpus_store, CID), corpus_store, budget=10**12, run_dir=run, log=jsonl_sink(log))
+    rng = random.Random(20261201)
+    n = 0
+    for tool in N.TOOLS:
+        params = list(inspect.signature(getattr(nav, "_" + tool)).parameters)
+        for p in [*params, "bogus"]:
+            for v in [*HOSTILE, _deep(300)]:
+                args = {p: v, **{q: rng.choice(HOSTILE) for q in params if q != p and rng.random() < 0.3}}
+                text = nav.call(tool, args)
+                n += 1
+                got = json.loads(text)
+                assert len(text.encode()) <= N.PAGE_BYTES and got["tool"] == tool, (tool, args)
+    for args in ("x", [("page", 1)], 5, [], ["s1"]):
+        got = json.loads(nav.call("talks", args))  # type: ignore[arg-type]
+        assert got["error"].startswith("the arguments are not a JSON object: "), args
+        n += 1
+    entries = [json.loads(x) for x in log.read_text().splitlines()]
+    assert len(entries) == n and sum(e["bytes"] for e in entries) == nav.used
+    assert entries[-1]["args"] == {"(arguments)": "['s1']"} and entries[-1]["status"] == "error"
+    assert {e["status"] for e in entries} == {"ok", "error"}
+
+
+def test_a_window_shows_no_step_past_its_end_whatever_is_asked(corpus_store: Any) -> None:
+    """258c7280 judged to k1: k2 and its steps (s432 on) are past the end. Asked for by any tool,
+    in any spelling, they are an error, never a page of them; a search finds nothing in them."""
+    from asz_core.window import build
+    from tests.judge.achievement_story import CID
+
+    w = build(corpus_store, CID, None, "k1..k1")
+    nav = N.Navigator(w, corpus_store, budget=10**12)
+    past = [s.id for s in w.conv.steps if s.id not in w.steps and s.talk == "k2"]
+    assert "s432" in past and "s434" in past
+    for sid in past[:40]:
+        for tool, args in (("step", {"id": sid}), ("step", {"id": f" {sid} "}), ("records", {"step": sid}),
+                           ("search", {"query": "push", "step": sid}), ("step", {"id": sid.upper()})):
+            got = json.loads(nav.call(tool, args))
+            assert "error" in got, (tool, args, got)
+    assert "error" in json.loads(nav.call("talk", {"id": "k2"}))
+    found = json.loads(nav.call("search", {"query": "did you push"}))  # s432's words, past the end
+    assert found["matches"] == 0 and found["rows"] == []
+    whole = N.Navigator(build(corpus_store, CID), corpus_store, budget=10**12)
+    assert [r["step"] for r in json.loads(whole.call("search", {"query": "did you push"}))["rows"]] == ["s432"]

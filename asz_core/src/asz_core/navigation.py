@@ -246,7 +246,14 @@ class Navigator:
         """Answer tool ``tool`` with ``args``: the JSON text, as written."""
         t0 = time.perf_counter()
         tool = _printable(str(tool))[:100]  # written back in the answer and the log, whatever was asked
-        args = dict(args or {})
+        shape = None  # arguments that are no JSON object (a plugin backend may pass a model's on as given)
+        if args is None:
+            args = {}
+        elif isinstance(args, dict):
+            args = dict(args)
+        else:
+            shape = f"the arguments are not a JSON object: {_clip(_printable(repr(args)), 200)}"
+            args = {"(arguments)": _clip(_printable(repr(args)), 500)}
         self.calls += 1
         status = "ok"
         if self.ended:  # after three refusals nothing more is read
@@ -259,6 +266,8 @@ class Navigator:
                 self._sink(self.log[-1])
             return text.decode()
         try:
+            if shape is not None:
+                raise NavError(shape)
             _check_args(args)
             if tool not in TOOLS:
                 raise NavError(f"no tool named {tool!r}; tools: {', '.join(TOOLS)}")
