@@ -58,6 +58,20 @@ def test_a_layout_is_chosen_only_when_its_ids_and_money_fit_whole() -> None:
         FitTable(cols, (("id", "nope"),))
 
 
+def test_words_of_a_vocabulary_are_never_folded_and_a_column_note_goes_with_its_column() -> None:
+    cols = {"id": Col("id"), "label": Col("label", wrap=True, min=8, words=True),
+            "why": Col("why", wrap=True, min=10), "extra": Col("extra", note="what extra holds")}
+    t = FitTable(cols, (("id", "label", "why", "extra"), ("id", "label", "why")))
+    t.add_row({"id": "a1", "label": "misdirected_delegation (main agent)", "why": "w " * 60, "extra": "x" * 30})
+    t.add_row({"id": "a2", "label": "necessary_exploration", "why": "short", "extra": "y"})
+    for width in (60, 80, 160):
+        out = render(t, width)
+        _fits(out, width)
+        _whole(out, ["misdirected_delegation", "necessary_exploration"])  # rich alone folds the longest column first
+        assert ("what extra holds" in out) == ("extra" in t.layout_for(width)), width
+    assert "extra" not in t.layout_for(60) and "extra" in t.layout_for(160)
+
+
 # --- asz conversations --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -50,7 +50,7 @@ def test_show_puts_the_scores_first_and_never_cuts_money(judged: tuple[Path, Pat
     stages = next(i for i, x in enumerate(lines) if x.strip() == "stages")  # the table's title
     assert first_score < goal < stages
     for t in st["targets"]:
-        row = next(x for x in lines if x.startswith(t["id"] + " ") and "$" in x)
+        row = next(x for x in lines if x.startswith(f"│ {t['id']} ") and "$" in x)
         money = "$" + t["cost"]["total"]["money"].rstrip("0")
         assert money in row, (money, row)  # whole, on the target's own row
         assert t["outcome"]["class"] in row and f"{t['times']['observed_seconds'] / 60:.1f} min" in row or \

@@ -34,6 +34,11 @@ class Col:
     """A text column that may wrap; others (ids, numbers, money) are never cut."""
     min: int = TEXT_MIN
     """For a wrapping column: the narrowest it is drawn."""
+    words: bool = False
+    """For a wrapping column: its words are never folded (labels from a vocabulary,
+    ``necessary_exploration``): it is drawn at least as wide as its longest word."""
+    note: str | None = None
+    """What the column means, said under the table when the layout drawn holds the column."""
 
 
 Cell = str | Text
@@ -59,16 +64,29 @@ class FitTable:
 
     def needed(self, layout: Sequence[str]) -> int:
         """The narrowest this layout can be drawn with its ids and money whole."""
-        total = 3 * len(layout) + 1  # edges, separators and one space of padding each side
-        for k in layout:
-            col = self.columns[k]
-            head = max((cell_len(w) for w in col.header.split()), default=0)
-            if col.wrap:
-                longest = max((_width(c.get(k, "")) for c, _ in self.rows), default=0)
-                total += max(head, min(col.min, longest))
-            else:
-                total += max([cell_len(col.header)] + [_width(c.get(k, "")) for c, _ in self.rows])
-        return total
+        return _edges(layout) + sum(self._floor(k) for k in layout)
+
+    def _floor(self, k: str) -> int:
+        """The narrowest column ``k`` is drawn: a column that never wraps at its widest cell (and its
+        header whole), a wrapping one at its ``min`` (or narrower when its cells and header are), never
+        narrower than a word of its header or, for ``words``, of its cells."""
+        col = self.columns[k]
+        if not col.wrap:
+            return max([cell_len(col.header)] + [_width(c.get(k, "")) for c, _ in self.rows])
+        head = max((cell_len(w) for w in col.header.split()), default=0)
+        return max(head, min(col.min, self._natural(k)), self._word(k))
+
+    def _natural(self, k: str) -> int:
+        """The widest column ``k`` needs: every cell and its header on one line."""
+        if not self.columns[k].wrap:
+            return self._floor(k)
+        return max([cell_len(self.columns[k].header)] + [_width(c.get(k, "")) for c, _ in self.rows])
+
+    def _word(self, k: str) -> int:
+        """The longest word of a column whose words are never folded (0 for others)."""
+        if not self.columns[k].words:
+            return 0
+        return max((cell_len(w) for c, _ in self.rows for w in _plain(c.get(k, "")).split()), default=0)
 
     def layout_for(self, width: int) -> list[str]:
         for lay in self.layouts:
@@ -76,12 +94,31 @@ class FitTable:
                 return lay
         return self.layouts[-1]
 
-    def table(self, layout: Sequence[str]) -> Table:
+    def widths(self, layout: Sequence[str], width: int) -> dict[str, int]:
+        """Each column's width when ``layout`` is drawn in ``width`` columns: every column at its
+        floor, then what is left shared evenly among the wrapping columns that want more, so a
+        short one is whole before a long one grows (rich's own sharing would narrow a column
+        below the floor its words need)."""
+        w = {k: self._floor(k) for k in layout}
+        spare = width - self.needed(layout)
+        want = {k: self._natural(k) for k in layout if self.columns[k].wrap}
+        while spare > 0:
+            growing = [k for k in want if w[k] < want[k]]
+            if not growing:
+                break
+            share = max(1, spare // len(growing))
+            for k in growing:
+                add = min(share, want[k] - w[k], spare)
+                w[k] += add
+                spare -= add
+        return w
+
+    def table(self, layout: Sequence[str], width: int) -> Table:
         t = Table(title=self.title, show_lines=self.lines)
-        for k in layout:
+        for k, w in self.widths(layout, width).items():
             col = self.columns[k]
             t.add_column(col.header, justify="right" if col.right else "left", no_wrap=not col.wrap,
-                         overflow="fold" if col.wrap else "ellipsis", min_width=None if not col.wrap else min(col.min, 8))
+                         overflow="fold" if col.wrap else "ellipsis", width=w)
         for cells, style in self.rows:
             t.add_row(*(cells.get(k, "") for k in layout), style=style)
         return t
@@ -90,16 +127,27 @@ class FitTable:
         lay = self.layout_for(options.max_width)
         need = self.needed(lay)
         if need <= options.max_width:
-            yield self.table(lay)
+            yield self.table(lay, options.max_width)
         else:  # not even the most compact fits: wider than the terminal rather than an id or a figure cut
-            yield from console.render(self.table(lay), options.update(width=need, max_width=need))
+            yield from console.render(self.table(lay, need), options.update(width=need, max_width=need))
         for n in self.notes:
             yield Text(n, style="dim")
+        said = [f"{self.columns[k].header}: {self.columns[k].note}" for k in lay if self.columns[k].note]
+        if said:
+            yield Text("; ".join(said), style="dim")
+
+
+def _edges(layout: Sequence[str]) -> int:
+    """What a table's lines take besides its cells: edges, separators, a space each side of a cell."""
+    return 3 * len(layout) + 1
+
+
+def _plain(cell: Cell) -> str:
+    return cell.plain if isinstance(cell, Text) else cell
 
 
 def _width(cell: Cell) -> int:
-    text = cell.plain if isinstance(cell, Text) else cell
-    return max((cell_len(line) for line in text.split("\n")), default=0)
+    return max((cell_len(line) for line in _plain(cell).split("\n")), default=0)
 
 
 def render(thing: Any, width: int) -> str:

@@ -12,8 +12,9 @@ from typing import Any
 
 from rich.console import Group
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
+
+from ..tables import Col, FitTable
 
 CLASS_STYLE = {"contradicted": "bold red", "reverted": "red", "not_achieved": "red", "partial": "yellow",
                "unverified": "dim", "achieved": "green", "cancelled": "dim", "replaced": "dim"}
@@ -88,7 +89,7 @@ def statement_text(st: dict[str, Any]) -> Group:
     rest = [t for t in targets.values() if t["id"] not in held]
     if rest:
         groups.append(({"id": None}, rest))
-    for g, members in groups:
+    for n, (g, members) in enumerate(groups, 1):
         if g.get("id"):
             title = Text.assemble((g["id"], "bold"), "  ", (g.get("class") or "—", CLASS_STYLE.get(g.get("class") or "", "")),
                                   f"  main {g.get('main_target') or 'undetermined'}"
@@ -98,7 +99,7 @@ def statement_text(st: dict[str, Any]) -> Group:
             title = Text("in no goal", style="bold")
         parts.append(Text(""))
         parts.append(title)
-        parts.append(_targets_table(members, unit))
+        parts.append(_targets_table(members, unit, last=n == len(groups)))
         for t in members:
             parts.append(Text.assemble((f"{t['id']} ", "bold"), escape(t.get("statement") or ""), style=""))
             for fid in t.get("findings", []):
@@ -113,23 +114,36 @@ def statement_text(st: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-def _targets_table(members: list[dict[str, Any]], unit: str) -> Table:
-    t = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
-    t.add_column("target", no_wrap=True)
-    t.add_column("class · level", overflow="fold", min_width=9)
-    t.add_column("score", justify="right", no_wrap=True)
-    t.add_column("cost", justify="right", no_wrap=True)
-    t.add_column("avoidable", justify="right", no_wrap=True)
-    t.add_column("time", justify="right", no_wrap=True)
-    t.add_column("rework", justify="right", no_wrap=True)
+_COLS = {"target": Col("target"), "class": Col("class"), "level": Col("level · basis", wrap=True, min=10),
+         "outcome": Col("class · level · basis · score", wrap=True, min=12), "score": Col("score", right=True),
+         "cost": Col("cost", right=True), "avoidable": Col("avoidable", right=True),
+         "subagents": Col("by sub-agents", right=True), "avtime": Col("avoidable time", right=True),
+         "time": Col("time", right=True), "rework": Col("rework", right=True)}
+_LAYOUTS = (("target", "class", "level", "score", "cost", "avoidable", "subagents", "avtime", "time", "rework"),
+            ("target", "class", "level", "score", "cost", "avoidable", "time", "rework"),
+            ("target", "outcome", "cost", "avoidable", "time", "rework"),
+            ("target", "outcome", "cost", "avoidable", "time"),
+            ("target", "outcome", "cost", "avoidable"))
+NOTE = ("score: criteria met of those live on the record → the final score, once contradictions and undoings "
+        "are applied; avoidable: the part of the cost labelled avoidable; time: the union of its talks' spans; "
+        "rework: rounds · what they cost")
+
+
+def _targets_table(members: list[dict[str, Any]], unit: str, last: bool) -> FitTable:
+    t = FitTable(_COLS, _LAYOUTS, notes=[NOTE] if last else ())  # said once, under the last goal's table
     for x in members:
         o, c = x["outcome"], x["cost"]
         cls = o.get("class") or "—"
-        lvl = "" if cls == o["level"] else f" · {o['level']}"
-        t.add_row(x["id"], Text(cls, style=CLASS_STYLE.get(cls, "")) + Text(lvl + f" · {o['basis']}", style="dim"),
-                  f"{frac(o.get('record_score'))}→{frac(o.get('final_score'))}",
-                  amount(c["total"], unit),
-                  amount(c["avoidable"], unit) if c["by_label"].keys() - {"not_reviewed"} else "not reviewed",
-                  secs(x["times"].get("observed_seconds")),
-                  f"{len(o.get('rework', []))} · {amount(o.get('rework_cost'), unit)}" if o.get("rework") else "—")
+        lvl = ("" if cls == o["level"] else f"{o['level']} · ") + str(o.get("basis") or "—")
+        sc = "—" if o.get("record_score") is None and o.get("final_score") is None else \
+            f"{frac(o.get('record_score'))}→{frac(o.get('final_score'))}"
+        reviewed = bool(c["by_label"].keys() - {"not_reviewed"})
+        t.add_row({"target": x["id"], "class": Text(cls, style=CLASS_STYLE.get(cls, "")), "level": Text(lvl, style="dim"),
+                   "outcome": Text(cls, style=CLASS_STYLE.get(cls, "")) + Text(f"\n{lvl}\nscore {sc}", style="dim"),
+                   "score": sc, "cost": amount(c["total"], unit),
+                   "avoidable": amount(c["avoidable"], unit) if reviewed else "not reviewed",
+                   "subagents": amount(c.get("subagents"), unit),
+                   "avtime": secs(x["times"].get("avoidable_seconds")) if reviewed else "not reviewed",
+                   "time": secs(x["times"].get("observed_seconds")),
+                   "rework": f"{len(o.get('rework', []))} · {amount(o.get('rework_cost'), unit)}" if o.get("rework") else "—"})
     return t
