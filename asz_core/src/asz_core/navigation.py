@@ -954,10 +954,10 @@ def outline_of(name: str, talk: str, head: str | int | None = None, *, store: An
     """One talk of a collected conversation in outline (the ``talk`` tool's rows, whole): the
     conversation, the talk's head and its steps; what ``asz show CONV --talk k3`` prints."""
     from .store import Store
-    from .window import build
+    from .window import whole
 
     st = store or Store.open()
-    w = build(st, name, head, None)
+    w = whole(st, name, head)  # the assembly asz show reads, cached
     head_row, steps = Navigator(w, st).outline(talk)
     return w.conv, head_row, steps
 

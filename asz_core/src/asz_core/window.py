@@ -213,6 +213,34 @@ def select(conv: Conversation, spec: WindowSpec) -> list[str]:
     return ids[hit[0]:hit[-1] + 1]
 
 
+def _whole(spec: WindowSpec, rnd: Round, conv: Conversation, last_seq: int) -> Window:
+    return Window(spec, rnd, conv, last_seq, True, tuple(t.id for t in conv.main_talks), (), roots(conv),
+                  frozenset(s.id for s in conv.streams), frozenset(t.id for t in conv.talks),
+                  frozenset(s.id for s in conv.steps), 0)
+
+
+def whole(store: Store, conversation: str, head: str | int | None = None) -> Window:
+    """The whole conversation's window at a round, as :func:`build` makes it, from the assembly
+    cache ``asz show`` reads (a second look at a 90 MB conversation costs a file read, not an
+    assembly). Its cut is the head's last record: the newest first version landed by the round
+    (a rewritten record keeps its first version's seq)."""
+    from .assembly_cache import load_assembled
+
+    cid = store.resolve(conversation)
+    rnd = store.round(cid, head)
+    with no_gc():
+        conv = load_assembled(store, cid, rnd)
+    return _whole(WindowSpec(), rnd, conv, _head_seq(store, cid, rnd.number))
+
+
+def _head_seq(store: Store, cid: str, upto: int) -> int:
+    """The cut of a whole window: the last row landed by round ``upto``, every version counted
+    (a record rewritten after the last new one shows its newest version; the seq of the newest
+    first version would hide it)."""
+    row = store.db.execute("SELECT max(seq) FROM records WHERE conversation = ? AND round <= ?", (cid, upto)).fetchone()
+    return row[0] or 0
+
+
 def build(store: Store, conversation: str, head: str | int | None = None, spec: WindowSpec | str | None = None) -> Window:
     """The window ``spec`` of a collected conversation at a round (default: the newest)."""
     if not isinstance(spec, WindowSpec):
@@ -224,12 +252,8 @@ def build(store: Store, conversation: str, head: str | int | None = None, spec: 
         recs = store.records(cid, rnd.number)
         copies = store.copied_calls(cid)
         full = assemble(cid, runtime, rnd, recs, copies)
-        last_seq = max((r.seq for r in recs), default=0)
         if spec.kind == "all":
-            conv, cut, rts = full, last_seq, roots(full)
-            judged = tuple(t.id for t in full.main_talks)
-            return Window(spec, rnd, conv, cut, True, judged, (), rts, frozenset(s.id for s in conv.streams),
-                          frozenset(t.id for t in conv.talks), frozenset(s.id for s in conv.steps), 0)
+            return _whole(spec, rnd, full, _head_seq(store, cid, rnd.number))
         judged = select(full, spec)
         rts_full = roots(full)
         jset = set(judged)
