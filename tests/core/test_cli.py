@@ -73,7 +73,7 @@ def test_collect_json_then_again(asz_home: Path, tmp_path: Path) -> None:
 
 def test_collect_prints_a_table_for_people(asz_home: Path, tmp_path: Path) -> None:
     out = _ok("collect", str(copy(ORIGIN, tmp_path)))
-    assert "1 files read, 0 unchanged; 189 new records in 1 conversations" in " ".join(out.split())
+    assert "1 file read, 0 unchanged; 189 new records in 1 conversation" in " ".join(out.split())
     assert ORIGIN.stem[:8] in out and "r1" in out
 
 

@@ -111,6 +111,10 @@ def test_show_gives_each_talk_start_duration_and_money(home: Path) -> None:
     (["conversations", "--since", "last tuesday"], "'last tuesday' is neither a date"),
     (["ledger", "--tz", "Mars/Olympus"], "unknown time zone 'Mars/Olympus'"),
     (["conversations", "--since", "2025-02-01", "--until", "2025-01-01"], "is not after"),
+    # a mistyped conversation or head is said as such, before any evaluator is looked for
+    (["judge", "nope-not-there"], "no conversation 'nope-not-there'"),
+    (["judge", ORIGIN.stem[:8], "--head", "r99"], "has no round 'r99'"),
+    (["runs", "nope-not-there"], "no conversation 'nope-not-there'"),
 ])
 def test_a_mistake_is_one_line(home: Path, args: list[str], message: str) -> None:
     r = run_asz(*args, home=home)

@@ -114,6 +114,13 @@ def test_one_ledger(origin, width: int, by) -> None:
         k2 = next(t for t in led.talks if t.streams)
         if width == 160:
             assert "own money" in out and money_cell(k2.own) in out
+        if "own money" in out:  # never an empty cell: a talk without sub-agents owns all of its money
+            for t in led.talks:
+                row = next(x for x in out.splitlines() if x.startswith(f"│ {t.id} "))
+                assert row.count(money_cell(t.own)) == (2 if money_cell(t.own) == money_cell(t.with_subagents) else 1), row
+        total = next(x for x in out.splitlines() if x.startswith("│ total "))
+        assert money_cell(led.total) in total
+        assert f"sub-agents: {money_cell(led.subagents)} of {money_cell(led.total)}" in " ".join(out.split())
     if width == 160:
         assert "cache write" in out and "cache read" in out
 
@@ -129,6 +136,29 @@ def test_ledger_of_all(mixed, width: int, by) -> None:
     assert "calls made from 2025-10-01 00:00 (UTC)" in out
     if by is None:
         _whole(out, [al.shorts[x.conversation] for x in al.items])
+    assert any(x.startswith("│ total ") for x in out.splitlines())  # in whichever first column is drawn
+    if by == "project":  # a path whole where it fits, else the fewest last folders that tell it apart
+        paths = [r.key for _, r in al.rows if r.key.startswith("/")]
+        tails = [x.split("│")[1].strip() for x in out.splitlines() if x.startswith("│ …/")]
+        if width == 160:
+            _whole(out, paths)
+        else:
+            assert len(tails) == len(paths) == len(set(tails)) and all(p.endswith(t[1:]) for p, t in zip(paths, tails))
+
+
+def test_money_too_small_for_four_places_never_reads_as_nothing() -> None:
+    from decimal import Decimal
+
+    assert ledger_report.money(Decimal("0.00002")) == "<$0.0001"
+    assert ledger_report.money(Decimal("0")) == "$0.0000" and ledger_report.money(Decimal("0.00005")) == "<$0.0001"
+    assert ledger_report.money(Decimal("0.000051")) == "$0.0001"
+
+
+def test_a_conversation_without_sub_agents_says_so(mixed) -> None:
+    cid = next(r.id for r in mixed.conversations() if len(api.load(r.id, store=mixed).streams) == 1)
+    led = build(api.load(cid, store=mixed), load_prices())
+    out = " ".join(render(ledger_report.ledger_text(led), 80).split())
+    assert "sub-agents: none" in out and "of money" not in out
 
 
 # --- show ---------------------------------------------------------------------------------------
@@ -141,6 +171,9 @@ def test_show(origin, width: int) -> None:
     _no_marks(out)
     _whole(out, [t.id for t in conv.main_talks] + [money_cell(t.with_subagents) for t in led.talks])
     assert "took" in out and "start" in out
+    sub = next(t for t in conv.talks if t.stream != "m")  # the note names a sub-agent talk this table lists
+    assert f"sub-agent's own talk ({sub.id} ({sub.stream}) here)" in " ".join(out.split())
+    assert f"│ {sub.id} ({sub.stream}) " in out
     if width == 160:
         assert "reply" in out
 
@@ -161,3 +194,29 @@ def test_plugins_and_collect(width: int, mixed) -> None:
     out = render(report.plugins_table(Registry().plugins()), width)
     _fits(out, width)
     _whole(out, ["claudecode", "codex", "asz-adapters-claudecode"])
+
+
+def test_money_no_count_tells_is_never_written_as_nothing(tmp_path) -> None:
+    """Kiro records no token counts: its ledger's money is "—" in the table and in the notes under it."""
+    from asz_core.collect import collect
+    from asz_core.store import Store
+
+    from tests.conftest import need_corpus
+    from .helpers import CORPUS
+
+    need_corpus(CORPUS / "kiro")
+    st = Store.open(tmp_path / "home")
+    collect([CORPUS / "kiro"], st)
+    seen = 0
+    for r in st.conversations():
+        led = build(api.load(r.id, store=st), load_prices())
+        if not ledger_report.blind(led.total):
+            continue
+        text = render(ledger_report.ledger_text(led), 80)
+        total = next(x for x in text.splitlines() if x.startswith("│ total "))
+        assert "$" not in total, total  # a talk with no calls did cost $0.0000; the conversation's money is not known
+        out = " ".join(text.split())
+        assert "of $0.0000" not in out and "sub-agents: $0.0000" not in out, out[-300:]
+        seen += 1
+    st.close()
+    assert seen

@@ -79,13 +79,31 @@ def test_a_failed_stage_exits_3_after_the_run_is_written(conv_store: Any, tmp_pa
     assert (run / "close.json").is_file() and (run / "report.html").is_file()
     assert json.loads((run / "stages/targets.json").read_text())["status"] == "failed"
     # A run whose stages all ran: exit 0.
+    ok = asz(home, "judge", SESSION, "--evaluator", f"scripted:{_every_stage(tmp_path)}", "--json")
+    assert ok.returncode == 0, ok.stderr
+
+
+def _every_stage(tmp_path: Path) -> Path:
     every = tmp_path / "every-stage.json"  # answers for every stage built, each empty but readable
     every.write_text(json.dumps({"calls": [*json.loads(_script(tmp_path).read_text())["calls"],
                                            *({"stage": "achievement", "call": n, "answer": {"targets": []}} for n in (1, 2)),
                                            {"stage": "subtasks", "answer": {"decisions": []}},
                                            {"stage": "efficiency", "answer": {"talks": []}}]}))
-    ok = asz(home, "judge", SESSION, "--evaluator", f"scripted:{every}", "--json")
-    assert ok.returncode == 0, ok.stderr
+    return every
+
+
+def test_judging_at_80_columns_says_its_progress_within_them(conv_store: Any, tmp_path: Path) -> None:  # noqa: F811
+    """What asz judge says while it runs (each stage's calls and tokens) and the run it shows
+    fit the terminal, and a count of one is said in the singular."""
+    from rich.cells import cell_len
+
+    got = asz(Path(conv_store.path).parent, "judge", SESSION, "--evaluator", f"scripted:{_every_stage(tmp_path)}", columns=80)
+    assert got.returncode == 0, got.stderr
+    assert "targets: complete; 1 call, 1 attempt;" in " ".join(got.stderr.split())
+    lines = got.stdout.splitlines() + got.stderr.splitlines()
+    wide = [x for x in lines if cell_len(x) > 80 and not x.startswith(("run /", "report /"))]  # a path is never broken
+    assert not wide, wide[:3]
+    assert not re.search(r"\b1 (calls|attempts|goals|findings|parts|conversations)\b", got.stdout + got.stderr)
 
 
 def test_claude_names_the_failure_and_what_to_do() -> None:

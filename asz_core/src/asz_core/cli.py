@@ -162,7 +162,15 @@ def runs(
     from .judge import runs_report
 
     rows = judge_runs.list_runs(conversation)
-    _emit(runs_report.runs_json(rows) if json else runs_report.runs_text(rows, convs.short_ids(), times.zone(timezone)), json)
+    if conversation and not rows:  # a conversation the store does not hold is said, not listed as having no runs
+        from .store import Store
+
+        st = Store.open()
+        try:
+            st.resolve(conversation)
+        finally:
+            st.close()
+    _emit(runs_report.runs_json(rows) if json else runs_report.runs_text(rows, convs.short_ids(), times.zone(timezone), conversation), json)
 
 
 prices_app = typer.Typer(no_args_is_help=True, add_completion=False, context_settings=HELP, help="The price data ledgers are priced with.")

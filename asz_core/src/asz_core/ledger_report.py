@@ -23,12 +23,17 @@ from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those
 )
 from .pricing import PriceFile, UpdateResult
 from .records import USAGE_TYPES
-from .tables import Col, FitTable, folder, plural, zone_label
+from .tables import Col, FitTable, folder, plural, short_paths, zone_label
 
 # --- tables ------------------------------------------------------------------------------------
 
 def money(v: Decimal) -> str:
-    return f"${v.quantize(Decimal('0.0001'), ROUND_HALF_EVEN):,}"
+    """Dollars to four places; an amount above nothing that rounds to nothing reads as less
+    than the last place, never as $0.0000 (which says it cost nothing)."""
+    q = v.quantize(Decimal("0.0001"), ROUND_HALF_EVEN)
+    if not q and v > 0:
+        return "<$0.0001"
+    return f"${q:,}"
 
 
 def _pct(v: Decimal | None) -> str:
@@ -66,13 +71,13 @@ COMPACT = ("calls", "tokens", "money")
 
 
 def tally_cells(t: Tally) -> dict[str, str]:
-    return {"calls": str(t.calls), "input": f"{t.tokens['input']:,}", "output": f"{t.tokens['output']:,}",
+    return {"calls": f"{t.calls:,}", "input": f"{t.tokens['input']:,}", "output": f"{t.tokens['output']:,}",
             "cache_read": f"{t.tokens['cache_read']:,}", "cache_write": _cache_write(t), "tokens": f"{t.token_sum:,}",
             "money": money_cell(t)}
 
 
 def ledger_table(title: str, first: dict[str, Col], layouts: Sequence[Sequence[str]], data: Sequence[tuple[dict[str, Any], Tally]],
-                 total: Tally | None = None, notes: Sequence[str] = ()) -> FitTable:
+                 total: Tally | None = None, notes: Sequence[str] = (), total_cells: dict[str, Any] | None = None) -> FitTable:
     """A table of tallies: the ``first`` columns (each layout names those it keeps), then the
     four types and money at full width, or calls, known tokens and money where they do not fit."""
     cols = {**first, **_TALLY_COLS}
@@ -83,7 +88,8 @@ def ledger_table(title: str, first: dict[str, Col], layouts: Sequence[Sequence[s
     for names, tally in data:
         t.add_row({**names, **tally_cells(tally)})
     if total is not None:
-        t.add_row({next(iter(first)): "total", **tally_cells(total)}, style="bold")
+        said = {lay[0]: "total" for lay in layouts}  # in whichever first column the layout drawn keeps
+        t.add_row({**said, **(total_cells or {}), **tally_cells(total)}, style="bold")
     return t
 
 
@@ -114,8 +120,8 @@ def unknown_notes(total: Tally) -> list[str]:
 
 
 def _notes(total: Tally, sub: Tally, helpers: Tally, copies: dict[str, int] | int = 0, replays: int = 0) -> Text:
-    lines = [f"sub-agents: {money(sub.money)} of {money(total.money)} ({_pct(share(sub, total)['money'])} of money, "
-             f"{_pct(share(sub, total)['tokens'])} of known tokens), {sub.calls} calls"]
+    lines = [f"sub-agents: {money_cell(sub)} of {money_cell(total)} ({_pct(share(sub, total)['money'])} of money, "
+             f"{_pct(share(sub, total)['tokens'])} of known tokens), {plural(sub.calls, 'call')}" if sub.calls else "sub-agents: none"]
     if helpers.calls:
         lines.append(f"helpers (compaction, warm-up): {money(helpers.money)}, {helpers.calls} calls")
     if isinstance(copies, dict):
@@ -141,8 +147,10 @@ def ledger_text(led: Ledger, by: str | None = None, tz: Any = None) -> Group:
     notes = unknown_notes(led.total)
     if by == "talk":
         data = [(_talk_cells(r), r.tally) for r in rs]
+        owns = [r.detail["own"] for r in rs if isinstance(r.detail.get("own"), Tally)]
         main = ledger_table("main talks, each with the sub-agents it started (money: the talk with them; own: without)",
-                            _TALK_FIRST, _TALK_LAYOUTS, data, led.total, notes)
+                            _TALK_FIRST, _TALK_LAYOUTS, data, led.total, notes,
+                            {"own": money_cell(Tally.sum(owns))})
     elif by == "stream":
         first = {"stream": Col("stream"), "kind": Col("kind"), "root": Col("rolls up to")}
         data = [({"stream": r.key, "kind": str(r.detail.get("kind")), "root": str(r.detail.get("root"))}, r.tally) for r in rs]
@@ -175,7 +183,7 @@ def _family(model: str) -> str:
 def _talk_cells(r: Row) -> dict[str, Any]:
     streams = list(r.detail.get("streams") or [])
     own = r.detail.get("own")
-    return {"talk": r.key, "own": money_cell(own) if isinstance(own, Tally) and streams else "",
+    return {"talk": r.key, "own": money_cell(own) if isinstance(own, Tally) else "—",
             "streams": ", ".join(streams) or "—", "n_streams": str(len(streams)) if streams else "—"}
 
 
@@ -186,11 +194,14 @@ def all_text(al: AllLedger) -> Group:
     helpers = Tally.sum(x.helpers for x in items)
     notes = unknown_notes(total) + filter_notes(al)
     short = al.shorts
-    title = f"{len(items)} conversations"
+    title = plural(len(items), "conversation")
     if by in ("model", "day", "project"):
         label = f"day ({zone_label(al.filter.tz)})" if by == "day" else by
-        first = {by: Col(by, wrap=by == "project", min=20)}
-        t = ledger_table(f"{title} by {label}", first, ((by,),), [({by: r.key}, r.tally) for _, r in al.rows], total, notes)
+        # a project is its path whole, or where that does not fit, the fewest last folders that tell it apart
+        tails = short_paths([r.key for _, r in al.rows]) if by == "project" else {}
+        first = {by: Col(by), "tail": Col(f"{by} (last folders)")}
+        t = ledger_table(f"{title} by {label}", first, ((by,), ("tail",)) if tails else ((by,),),
+                         [({by: r.key, "tail": tails.get(r.key, r.key)}, r.tally) for _, r in al.rows], total, notes)
     elif by in ("talk", "stream"):
         first = {"conversation": Col("conversation"), by: Col(by)}
         t = ledger_table(f"{title} by {by}", first, (("conversation", by),),

@@ -55,8 +55,8 @@ def collect_table(r: CollectResult, shorts: dict[str, str] | None = None) -> Gro
         t.add_row({"conv": (shorts or {}).get(x.conversation, x.conversation[:8]), "round": f"r{x.number}",
                    "records": x.records, "head": x.head[:12]})
     summary = Text(
-        f"{r.files_read} files read, {r.files_unchanged} unchanged; {r.records_published} new records "
-        f"in {len(r.rounds)} conversations" + (f"; {len(r.problems)} warnings" if r.problems else "")
+        f"{plural(r.files_read, 'file')} read, {r.files_unchanged} unchanged; {plural(r.records_published, 'new record')} "
+        f"in {plural(len(r.rounds), 'conversation')}" + (f"; {plural(len(r.problems), 'warning')}" if r.problems else "")
     )
     return Group(t, summary) if r.rounds else Group(summary)
 
@@ -95,7 +95,7 @@ _CONV_LAYOUTS = (
 
 def listing_table(lst: Listing) -> FitTable:
     f = lst.filter
-    shown = f"{len(lst.rows)} of {lst.total} conversations" if len(lst.rows) != lst.total else f"{lst.total} conversations"
+    shown = f"{len(lst.rows)} of {plural(lst.total, 'conversation')}" if len(lst.rows) != lst.total else plural(lst.total, "conversation")
     notes = [money_note(x.summary.total for x in lst.rows),
              f"times are {zone_label(f.tz)}; newest activity last"]
     if lst.untimed:
@@ -122,8 +122,8 @@ def money_note(tallies: Iterable[Tally]) -> str:
     part = sum(1 for t in ts if not blind(t) and (t.incomplete or t.unpriced))
     bits = [BLIND_NOTE] if any(blind(t) for t in ts) else []
     if part:
-        bits.append(f"{plural(part, 'cost')} of what is known only: some of its calls have a count unknown or no price "
-                    "(`asz ledger CONV` says which)")
+        bits.append(f"{part} of these costs {'is' if part == 1 else 'are'} of what is known only: some of "
+                    f"{'its' if part == 1 else 'their'} calls have a count unknown or no price (`asz ledger CONV` says which)")
     return "; ".join(bits)
 
 
@@ -230,8 +230,9 @@ def show_text(conv: Conversation, led: Ledger, tz: Any = None) -> Group:
     money_of = _talk_money(led)
     head = Text.assemble((f"conversation {conv.id}", "bold"), f"  {conv.runtime}  round r{conv.round.number} ",
                          (conv.round.head[:12], "dim"), f"  {conv.project}" if conv.project else "")
+    sub = next((t for t in conv.talks if t.stream != "m"), None)  # named as the table shows it
     notes = ["a main talk's calls, tokens and money hold those of the sub-agents it started; a sub-agent's own "
-             "talk (k7 (a1)) is listed too, with its own"] if any(t.stream != "m" for t in conv.talks) else []
+             f"talk ({sub.id} ({sub.stream}) here) is listed too, with its own"] if sub else []
     notes += unknown_notes(led.total) + [f"times are {zone_label(tz)}"]
     t = FitTable(_TALK_COLS, _TALK_LAYOUTS, title="talks", notes=notes, lines=True)
     for k in conv.talks:

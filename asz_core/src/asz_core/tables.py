@@ -173,6 +173,21 @@ def folder(path: Any) -> str:
     return parts[-1] if parts else path
 
 
+def short_paths(paths: Sequence[str]) -> dict[str, str]:
+    """Each path as its fewest last folders that no other path of ``paths`` ends with
+    (``/home/me/src/asz`` -> ``asz``, or ``src/asz`` beside ``/srv/other/asz``); what is not a
+    path (``(no project)``) as itself."""
+    split = {p: [x for x in p.replace("\\", "/").split("/") if x] for p in paths if "/" in p or "\\" in p}
+    out = {p: p for p in paths}
+    for p, parts in split.items():
+        for n in range(1, len(parts) + 1):
+            tail = parts[-n:]
+            if not any(q != p and other[-n:] == tail for q, other in split.items()):
+                out[p] = ("…/" if n < len(parts) else "/") + "/".join(tail)
+                break
+    return out
+
+
 def zone_label(tz: dt.tzinfo | None) -> str:
     """The zone times are shown in: ``local, CET`` or the name given."""
     if tz is None:

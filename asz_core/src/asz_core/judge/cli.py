@@ -75,15 +75,22 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
             if not eq or not name or not spec:
                 raise typer.BadParameter(f"{s!r}: give STAGE=NAME", param_hint="--stage-evaluator")
             per_stage[name.strip()] = spec.strip()
+        from ..store import Store
+
+        st = Store.open()  # a mistyped id or head is said before any evaluator is looked for
+        try:
+            st.round(st.resolve(conversation), head)
+        finally:
+            st.close()
         registry = registry_of(ctx)
         if not evaluator and not per_stage:  # none given: the first available the backends say, said
-            evaluator = pick.choose(registry, config, lambda line: err.print(line, highlight=False, soft_wrap=True),
+            evaluator = pick.choose(registry, config, lambda line: err.print(line, highlight=False),
                                     tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None)
         opts = runner.JudgeOptions(
             conversation, head=head, window=window, evaluator=evaluator, stage_evaluators=per_stage, config=config,
             stages=tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None,
             prices=str(prices) if prices else None, settings={"judge.mode": mode} if mode else {})
-        say = None if json else (lambda line: err.print(line, highlight=False, soft_wrap=True))
+        say = None if json else (lambda line: err.print(line, highlight=False))  # wrapped to the terminal
         result = runner.judge(opts, registry=registry, progress=say)
         d = runner.read_run(result.path)
         if json:

@@ -8,7 +8,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
-from ..tables import Col, FitTable
+from ..tables import Col, FitTable, plural
 
 _STAGE_COLS = {"stage": Col("stage"), "status": Col("status"), "calls": Col("calls"), "prompt": Col("largest prompt", right=True),
                "consumed": Col("consumed", wrap=True, min=14), "why": Col("why / note", wrap=True, min=16)}
@@ -64,7 +64,7 @@ def run_text(d: dict[str, Any]) -> Group:
         c = r.get("consumed") or {}
         why = escape(why)
         t.add_row({"stage": name, "status": sf.get("status", "?"),
-                   "calls": f"{r.get('calls', 0)} ({r.get('attempts', 0)} attempts)" if r.get("calls") else "—",
+                   "calls": f"{r.get('calls', 0)} ({plural(r.get('attempts', 0), 'attempt')})" if r.get("calls") else "—",
                    "prompt": f"{r.get('largest_prompt_bytes', 0):,} B" if r.get("calls") else "—",
                    "consumed": f"{c.get('requests', 0)} requests, {sum(c.get(k, 0) for k in ('input', 'output', 'cache_read', 'cache_write')):,} tokens, "
                                f"read {r.get('read_bytes', 0):,} B" if r.get("calls") else "—",
@@ -94,7 +94,7 @@ def run_text(d: dict[str, Any]) -> Group:
 
 def targets_text(tg: dict[str, Any]) -> Group:
     h = tg.get("header") or {}
-    head = Text(f"targets: {h.get('targets', 0)} in {h.get('goals', 0)} goals, {h.get('targets_in_no_goal', 0)} in no goal; "
+    head = Text(f"targets: {h.get('targets', 0)} in {plural(h.get('goals', 0), 'goal')}, {h.get('targets_in_no_goal', 0)} in no goal; "
                 f"{h.get('answered', 0)} of {h.get('inputs', 0)} inputs answered", style="bold")
     by_goal: dict[Any, list[dict[str, Any]]] = {}
     for t in tg.get("targets", []):

@@ -160,7 +160,7 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
                 (path / "calls" / f"{stage}.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
             if progress:
                 progress(f"{stage}: {sf.status}" + (f" ({sf.reason})" if sf.reason else "")
-                         + f"; {sf.run.calls} calls, {sf.run.attempts} attempts; " + consumed_line(sf.run.consumed, sf.run.seconds))
+                         + f"; {_n(sf.run.calls, 'call')}, {_n(sf.run.attempts, 'attempt')}; " + consumed_line(sf.run.consumed, sf.run.seconds))
         sf = _write_stage(run, sf)
         statuses[stage] = sf.status
     from . import report_html
@@ -254,3 +254,7 @@ def read_run(path: Path) -> dict[str, Any]:
         if got is not None:
             stages[s] = got
     return {"path": str(path), "run": load(path / "run.json"), "stages": stages, "close": load(path / "close.json")}
+
+
+def _n(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")

@@ -31,9 +31,10 @@ _LAYOUTS = (
 )
 
 
-def runs_text(rows: list[RunRow], shorts: dict[str, str], tz: dt.tzinfo | None = None) -> Group | Text:
+def runs_text(rows: list[RunRow], shorts: dict[str, str], tz: dt.tzinfo | None = None, of: str | None = None) -> Group | Text:
     if not rows:
-        return Text("no runs yet: `asz judge CONV` makes one", style="dim")
+        return Text(f"no runs of {of} yet: `asz judge {of}` makes one" if of else "no runs yet: `asz judge CONV` makes one",
+                    style="dim")
     t = FitTable(_COLS, _LAYOUTS, title=f"{plural(len(rows), 'run')}, newest first",
                  notes=[f"times are {zone_label(tz)}; `asz judge -show RUN` renders one; running: not closed and its "
                         "process alive; stopped: not closed and its process gone",
