@@ -60,7 +60,7 @@ def run_text(d: dict[str, Any]) -> Group:
         r = sf.get("run") or {}
         why = sf.get("reason") or ""
         if sf.get("note"):
-            why = (why + "; " if why else "") + f"{len(sf['note'])} checks: " + "; ".join(sf["note"][:3]) + (" …" if len(sf["note"]) > 3 else "")
+            why = (why + "; " if why else "") + f"{plural(len(sf['note']), 'check')}: " + "; ".join(sf["note"][:3]) + (" …" if len(sf["note"]) > 3 else "")
         c = r.get("consumed") or {}
         why = escape(why)
         t.add_row({"stage": name, "status": sf.get("status", "?"),
