@@ -133,3 +133,35 @@ def test_a_run_shown_at_80_and_160(home: Store, tmp_path: Path, width: int) -> N
     targets = d["stages"]["targets"]["targets"]
     assert targets and all(t["id"] in out for t in targets)
     assert all(s in out for s in ("targets", "achievement", "divergence", "complete", "skipped"))
+
+
+def test_a_prefix_of_a_session_id_names_its_conversation_to_judge_runs_and_the_mcp_server(
+        home: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """9fdc1632 is a session resumed from b277cc60 (one conversation, b277cc60's id): a prefix of
+    the resumed session's id is judged, listed and served as that conversation."""
+    from asz_core import cli
+
+    from tests.core.helpers import ORIGIN, RESUMED
+
+    session = RESUMED.stem[:10]
+    assert not ORIGIN.stem.startswith(session)
+    monkeypatch.setenv("ASZ_HOME", str(home.path.parent))
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"calls": [entry(plain_answer(inputs_of(home, ORIGIN.stem)))]}))
+    r = CliRunner().invoke(cli.app, ["judge", session, "--evaluator", f"scripted:{script}", "--stages", "targets"])
+    assert r.exit_code == 0, r.output
+    run = next(x for x in r.output.splitlines() if x.startswith("run /")).split()[-1]
+    assert Path(run).parent.name == ORIGIN.stem
+    r = CliRunner().invoke(cli.app, ["runs", session, "--json"])
+    assert r.exit_code == 0 and [x["run"] for x in json.loads(r.stdout)] == [Path(run).name]
+    r = CliRunner().invoke(cli.app, ["judge", "-show", Path(run).name[:17], "--json"])  # a run id's prefix too
+    assert r.exit_code == 0 and json.loads(r.stdout)["run"]["conversation"] == ORIGIN.stem
+    import anyio
+
+    from tests.core.test_mcp import _params, _session
+
+    async def card(sess: Any) -> str:
+        return (await sess.call_tool("card", {})).content[0].text
+
+    got = anyio.run(_session, _params(home.path.parent, session), card)
+    assert json.loads(got)["conversation"] == ORIGIN.stem, got[:300]  # the card of the conversation the session is in
