@@ -16,7 +16,7 @@ from asz_core.navigation import Navigator
 from asz_core.registry import Registry
 from asz_core.window import build
 
-from .helpers import ORIGIN, RESUMED, run_asz
+from .helpers import ORIGIN, RESUMED, ROOT, run_asz
 
 runner = CliRunner()
 
@@ -115,6 +115,9 @@ def test_show_gives_each_talk_start_duration_and_money(home: Path) -> None:
     (["judge", "nope-not-there"], "no conversation 'nope-not-there'"),
     (["judge", ORIGIN.stem[:8], "--head", "r99"], "has no round 'r99'"),
     (["runs", "nope-not-there"], "no conversation 'nope-not-there'"),
+    # what a person typed is said as typed, never read as rich markup (a closing tag crashed it)
+    (["show", "[/x]"], "no conversation '[/x]'"),
+    (["ledger", "a[bold]b"], "no conversation 'a[bold]b'"),
 ])
 def test_a_mistake_is_one_line(home: Path, args: list[str], message: str) -> None:
     r = run_asz(*args, home=home)
@@ -154,3 +157,14 @@ def test_judge_help_lists_the_runs_options(args: list[str]) -> None:
 def test_judge_mcp_help_is_its_own() -> None:
     r = runner.invoke(app, ["judge", "mcp", "-h"], env={"COLUMNS": "200"})
     assert r.exit_code == 0 and "--budget" in r.stdout and "--evaluator" not in r.stdout
+
+
+def test_a_warning_names_a_file_whose_path_looks_like_markup_as_it_is(tmp_path: Path) -> None:
+    src = next((ROOT / "examples" / "claude-code").glob("*/*.jsonl"))
+    folder = tmp_path / "-home-me-x[bold]"
+    folder.mkdir()
+    f = folder / src.name
+    f.write_bytes(src.read_bytes() + b"garbage line\n")
+    r = run_asz("collect", str(tmp_path), home=tmp_path / "home")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert f"warning: {f}:" in " ".join(r.stderr.split()), r.stderr

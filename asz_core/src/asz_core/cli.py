@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import orjson
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from . import api, ledger_report, report
 from . import conversations as convs
@@ -57,7 +58,7 @@ def collect(
     with report.progress_bar(out, enabled=not json) as progress:
         result = api.collect_paths(paths, runtime=runtime, progress=progress)
     for p in result.problems:
-        err.print(f"[yellow]warning:[/] {p}", highlight=False)
+        err.print(f"[yellow]warning:[/] {escape(str(p))}", highlight=False)
     _emit(report.collect_json(result) if json else report.collect_table(result, convs.short_ids()), json)
     if result.records_seen == 0 and result.files_unchanged == 0:
         raise typer.Exit(1)  # it could read nothing it was given (warnings say why)
@@ -221,7 +222,7 @@ def _emit(thing: object, json: bool) -> None:
 
 def _warn(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:
     # A plugin that failed to load (or any other warning) reads as one line, like collect's own.
-    err.print(f"[yellow]warning:[/] {message}", highlight=False)
+    err.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False)
 
 
 def main() -> None:
@@ -229,7 +230,7 @@ def main() -> None:
     try:
         app()
     except AszError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(1)
     except KeyboardInterrupt:
         err.print("interrupted", highlight=False)
@@ -238,6 +239,6 @@ def main() -> None:
         sys.stderr.close()
         sys.exit(0)
     except OSError as exc:  # the machine, not asz: a file or folder that cannot be read or written
-        err.print(f"[red]error:[/] {os_error_text(exc)}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/] {escape(os_error_text(exc))}", highlight=False, soft_wrap=True)
         sys.exit(1)
 

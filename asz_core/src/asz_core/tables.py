@@ -60,7 +60,8 @@ class FitTable:
         self.rows: list[tuple[dict[str, Cell], str | None]] = []
 
     def add_row(self, cells: dict[str, Any], style: str | None = None) -> None:
-        self.rows.append(({k: v if isinstance(v, Text) else str(v) for k, v in cells.items()}, style))
+        # a cell is text as it is, never rich markup: a path or an input may hold "[bold]" or "[/x]"
+        self.rows.append(({k: v if isinstance(v, Text) else Text(str(v)) for k, v in cells.items()}, style))
 
     def needed(self, layout: Sequence[str]) -> int:
         """The narrowest this layout can be drawn with its ids and money whole."""

@@ -84,22 +84,22 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
             st.close()
         registry = registry_of(ctx)
         if not evaluator and not per_stage:  # none given: the first available the backends say, said
-            evaluator = pick.choose(registry, config, lambda line: err.print(line, highlight=False),
+            evaluator = pick.choose(registry, config, lambda line: err.print(escape(line), highlight=False, soft_wrap=True),
                                     tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None)
         opts = runner.JudgeOptions(
             conversation, head=head, window=window, evaluator=evaluator, stage_evaluators=per_stage, config=config,
             stages=tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None,
             prices=str(prices) if prices else None, settings={"judge.mode": mode} if mode else {})
-        say = None if json else (lambda line: err.print(line, highlight=False))  # wrapped to the terminal
+        say = None if json else (lambda line: err.print(escape(line), highlight=False))  # wrapped to the terminal
         result = runner.judge(opts, registry=registry, progress=say)
         d = runner.read_run(result.path)
         if json:
             emit(d, True)
         else:
-            out.print(f"run {result.path}", soft_wrap=True, highlight=False)
+            out.print(f"run {escape(str(result.path))}", soft_wrap=True, highlight=False)
             emit(judge_report.run_text(d), False)
             if (result.path / "report.html").is_file():
-                out.print(f"report {result.path / 'report.html'}", soft_wrap=True, highlight=False)
+                out.print(f"report {escape(str(result.path / 'report.html'))}", soft_wrap=True, highlight=False)
         failed = runner.failures(result.path)
         for line in failed:
             err.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
