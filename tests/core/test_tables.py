@@ -220,3 +220,22 @@ def test_money_no_count_tells_is_never_written_as_nothing(tmp_path) -> None:
         seen += 1
     st.close()
     assert seen
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_file_operations(origin, width: int) -> None:
+    """At 80 a file in the project is named from it (whole, on one line where it fits); at 160 by its whole path."""
+    from asz_core.operations import of_conversation
+
+    conv, _ = origin
+    ops = of_conversation(conv)
+    out = render(report.operations_text(conv, ops), width)
+    _fits(out, width)
+    _whole(out, [o.id for o in ops] + [o.step for o in ops if o.step])
+    inside = [o.path for o in ops if o.path and o.path.startswith(conv.project + "/")]
+    assert inside
+    if width == 160:
+        _whole(out, [p for p in inside if len(p) < 90])  # longer ones fold in the file column
+    else:
+        _whole(out, [p[len(conv.project) + 1:] for p in inside if len(p) - len(conv.project) < 30])
+        assert f"named from the project, {conv.project}" in " ".join(out.split())

@@ -327,10 +327,12 @@ def operations_json(conv: Conversation, ops: list[Any]) -> dict[str, Any]:
 def operations_text(conv: Conversation, ops: list[Any]) -> Group:
     head = Text.assemble((f"conversation {conv.id}", "bold"), f"  round r{conv.round.number} ", (conv.round.head[:12], "dim"))
     cols = {"op": Col("op"), "step": Col("step"), "talk": Col("talk"), "tool": Col("tool"), "status": Col("status"),
-            "shows": Col("shows"), "change": Col("change"), "file": Col("file", wrap=True, min=20)}
+            "shows": Col("shows"), "change": Col("change"), "file": Col("file", wrap=True, min=20),
+            "rel": Col("file", wrap=True, min=20, note=f"named from the project, {conv.project}, when in it" if conv.project else None)}
     t = FitTable(cols, (("op", "step", "talk", "tool", "status", "shows", "change", "file"),
-                        ("op", "step", "status", "shows", "change", "file"), ("op", "shows", "change", "file")),
-                 title=f"{len(ops)} file operations")
+                        ("op", "step", "status", "shows", "change", "rel"), ("op", "shows", "change", "rel")),
+                 title=plural(len(ops), "file operation"))
+    under = conv.project.rstrip("/\\") + "/" if conv.project else None
     for o in ops:
         if o.shows == "unlisted":
             what, path = "unlisted", f"{o.count if o.count is not None else '?'} files, not named"
@@ -340,8 +342,9 @@ def operations_text(conv: Conversation, ops: list[Any]) -> Group:
             shown = [f for f in o.flags if f != "diff"]  # binary, ignored (never inlined), oversized, diff_cut
             if shown:
                 path += f"  [{', '.join(shown)}]"
+        rel = path[len(under):] if under and path.startswith(under) else path
         t.add_row({"op": o.id, "step": o.step or "—", "talk": o.talk or "—", "tool": Text(o.tool or "—"),
-                   "status": o.status or "—", "shows": o.shows, "change": what, "file": Text(path)})
+                   "status": o.status or "—", "shows": o.shows, "change": what, "file": Text(path), "rel": Text(rel)})
     captured = any(s.changes for s in conv.steps) or bool(conv.unattached)
     note = Text("" if captured else "no change records are captured for this conversation: what changed is not_captured; "
                 "operations above are only what editing requests named", style="dim")
