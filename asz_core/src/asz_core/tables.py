@@ -1,10 +1,14 @@
 """Tables that fit the terminal: each table names its layouts, from the fullest to the most
 compact, and is drawn in the first that fits the width it is printed at (160 columns show
 everything; 80 show a compact layout). Ids and money are never cut: their columns do not wrap,
-and a layout is only chosen when they fit whole. Text columns wrap (and fold long words).
+and a layout is only chosen when they fit whole. Text columns wrap (and fold long words), except
+a column of vocabulary words (``words``), drawn at least as wide as its longest word. FitTable
+gives each column its width itself: every column at its floor, then what is left shared among
+the wrapping ones (rich's own sharing narrows the widest below what its words need).
 
 Notes are printed once under the table (what an unknown count means, what is left out), never
-as a mark on every figure.
+as a mark on every figure; a column's own ``note`` (what it means) only when it is drawn.
+Cells are text as it is, never rich markup.
 """
 
 from __future__ import annotations
