@@ -126,8 +126,8 @@ def test_progress_and_the_run_end(corpus_store: Any, tmp_path: Path) -> None:
     running = [x for x in lines if "running" in x]
     assert running and running[0].startswith("targets: 0 calls ended, 1 running (reading ")
     assert "tokens" in running[0] and "per minute" in running[0]
-    assert lines[-2].startswith("targets: complete; 1 calls, 1 attempts; 1 requests; in 1,000 · out 100")
-    assert lines[-1].startswith("run closed: the evaluator stages consumed 1 requests")
+    assert lines[-2].startswith("targets: complete; 1 call, 1 attempt; 1 request; in 1,000 · out 100")
+    assert lines[-1].startswith("run closed: the evaluator stages consumed 1 request;")
     close = json.loads((res.path / "close.json").read_text())
     assert close["evaluator_seconds"] >= 0.3 and close["per_minute"]["input"] > 0
 
@@ -145,7 +145,7 @@ def test_progress_while_a_call_runs_counts_what_its_requests_reported(corpus_sto
     assert len(running) >= 3, lines
     for x in running:
         assert "; 2 requests (+1 unsaid), 9,100 tokens;" in x, x
-    assert lines[-2].startswith("targets: complete; 1 calls, 1 attempts; 2 requests (+1 whose usage was never said); "
+    assert lines[-2].startswith("targets: complete; 1 call, 1 attempt; 2 requests (+1 whose usage was never said); "
                                 "in 350 · out 420 · cache read 8,300 · cache write 30")
 
 

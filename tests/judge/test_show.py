@@ -103,7 +103,7 @@ def test_judging_at_80_columns_says_its_progress_within_them(conv_store: Any, tm
     lines = got.stdout.splitlines() + got.stderr.splitlines()
     wide = [x for x in lines if cell_len(x) > 80 and not x.startswith(("run /", "report /"))]  # a path is never broken
     assert not wide, wide[:3]
-    assert not re.search(r"\b1 (calls|attempts|goals|findings|parts|conversations|checks)\b", got.stdout + got.stderr)
+    assert not re.search(r"\b1 (calls|attempts|goals|findings|parts|conversations|checks|requests)\b", got.stdout + got.stderr)
 
 
 def test_claude_names_the_failure_and_what_to_do() -> None:

@@ -123,10 +123,10 @@ def _notes(total: Tally, sub: Tally, helpers: Tally, copies: dict[str, int] | in
     lines = [f"sub-agents: {money_cell(sub)} of {money_cell(total)} ({_pct(share(sub, total)['money'])} of money, "
              f"{_pct(share(sub, total)['tokens'])} of known tokens), {plural(sub.calls, 'call')}" if sub.calls else "sub-agents: none"]
     if helpers.calls:
-        lines.append(f"helpers (compaction, warm-up): {money(helpers.money)}, {helpers.calls} calls")
+        lines.append(f"helpers (compaction, warm-up): {money(helpers.money)}, {plural(helpers.calls, 'call')}")
     if isinstance(copies, dict):
         for conv, n in copies.items():
-            lines.append(f"{n} calls are copies of calls conversation {conv[:8]} landed first: counted there, not here")
+            lines.append(f"{plural(n, 'call')} {'is a copy' if n == 1 else 'are copies'} of calls conversation {conv[:8]} landed first: counted there, not here")
     elif copies:
         lines.append(f"{copies} calls held by two conversations are counted once, in the one that landed them first")
     if replays:

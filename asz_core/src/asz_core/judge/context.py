@@ -120,7 +120,7 @@ def tokens(c: Consumed) -> int:
 
 def consumed_line(c: Consumed, seconds: float) -> str:
     mins = max(seconds, 1e-9) / 60
-    s = (f"{c.requests} requests" + (f" (+{c.unknown_requests} whose usage was never said)" if c.unknown_requests else "")
+    s = (f"{c.requests} request{'' if c.requests == 1 else 's'}" + (f" (+{c.unknown_requests} whose usage was never said)" if c.unknown_requests else "")
          + f"; in {c.input:,} · out {c.output:,} · cache read {c.cache_read:,} · cache write {c.cache_write:,}"
          + f"; {seconds:.1f} s")
     if seconds > 0:

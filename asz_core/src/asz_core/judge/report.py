@@ -23,7 +23,7 @@ _INPUT_COLS = {"input": Col("input"), "talk": Col("talk"), "actions": Col("actio
 
 def _tok(c: dict[str, Any]) -> str:
     s = (f"in {c['input']:,} · out {c['output']:,} · cache r {c['cache_read']:,} · cache w {c['cache_write']:,}; "
-         f"{c['requests']} requests")
+         f"{plural(c['requests'], 'request')}")
     if c.get("unknown_requests"):
         s += f" (+{c['unknown_requests']} whose usage was never said)"
     return s
@@ -66,7 +66,7 @@ def run_text(d: dict[str, Any]) -> Group:
         t.add_row({"stage": name, "status": sf.get("status", "?"),
                    "calls": f"{r.get('calls', 0)} ({plural(r.get('attempts', 0), 'attempt')})" if r.get("calls") else "—",
                    "prompt": f"{r.get('largest_prompt_bytes', 0):,} B" if r.get("calls") else "—",
-                   "consumed": f"{c.get('requests', 0)} requests, {sum(c.get(k, 0) for k in ('input', 'output', 'cache_read', 'cache_write')):,} tokens, "
+                   "consumed": f"{plural(c.get('requests', 0), 'request')}, {sum(c.get(k, 0) for k in ('input', 'output', 'cache_read', 'cache_write')):,} tokens, "
                                f"read {r.get('read_bytes', 0):,} B" if r.get("calls") else "—",
                    "why": Text.from_markup(why) if why else ""})
     parts.append(t)

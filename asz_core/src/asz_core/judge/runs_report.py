@@ -46,7 +46,7 @@ def runs_text(rows: list[RunRow], shorts: dict[str, str], tz: dt.tzinfo | None =
         t.add_row({"run": r.run, "conv": shorts.get(r.conversation, r.conversation[:8]), "started": when(r.started, tz),
                    "head": r.head or "—", "window": r.window or "—", "status": r.status,
                    "evaluators": ", ".join(r.evaluators) or "—",
-                   "consumed": f"{c.get('requests', 0)} requests; in {c.get('input', 0):,} · out {c.get('output', 0):,} · "
+                   "consumed": f"{plural(c.get('requests', 0), 'request')}; in {c.get('input', 0):,} · out {c.get('output', 0):,} · "
                                f"cache r {c.get('cache_read', 0):,} · cache w {c.get('cache_write', 0):,}",
                    "tokens": f"{tokens:,}",
                    "scores": ", ".join(f"{k} {v if v is not None else '—'}" for k, v in r.scores.items()) or "—"})
