@@ -52,6 +52,7 @@ def forced(monkeypatch: pytest.MonkeyPatch) -> None:
     if not collect_reader.can_fork():
         pytest.skip("no fork here (or one CPU): collect reads in its own process")
     monkeypatch.setattr(collect_reader, "MIN_BYTES", 0)
+    monkeypatch.setenv("ASZ_JOBS", "2")  # whatever the machine's load
 
 
 def _collect(paths: list[Path], home: Path, *, reader: bool, monkeypatch: pytest.MonkeyPatch,
@@ -179,6 +180,21 @@ def test_a_reader_that_dies_loses_nothing(tmp_path: Path, forced: None, monkeypa
     assert there_rows == here_rows
 
 
+def test_a_busy_machine_reads_in_its_own_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A load average at the CPU count: no reader (the two would only take turns), unless asked for."""
+    monkeypatch.delenv("ASZ_JOBS", raising=False)
+    monkeypatch.setattr(collect_reader, "can_fork", lambda: True)
+    monkeypatch.setattr(collect_reader, "_cpus", lambda: 2)
+    monkeypatch.setattr(collect_reader, "_load", lambda: 2.0)
+    assert not collect_reader.worth_forking(100 << 20)
+    monkeypatch.setattr(collect_reader, "_load", lambda: 0.7)
+    assert collect_reader.worth_forking(100 << 20)
+    assert not collect_reader.worth_forking(collect_reader.MIN_BYTES - 1)
+    monkeypatch.setattr(collect_reader, "_load", lambda: 3.0)
+    monkeypatch.setenv("ASZ_JOBS", "2")
+    assert collect_reader.worth_forking(100 << 20)
+
+
 def test_a_small_collect_reads_in_its_own_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Below MIN_BYTES a fork costs more than it saves: no reader process."""
     assert sum(f.stat().st_size for f in MATCH.glob("*.jsonl")) < collect_reader.MIN_BYTES
@@ -223,7 +239,8 @@ def test_a_killed_collect_leaves_no_reader_running(tmp_path: Path, forced: None)
     assert sum(f.stat().st_size for f in project.rglob("*.jsonl")) > collect_reader.MIN_BYTES
     children = tmp_path / "children"
     killed = subprocess.run([sys.executable, str(KILLPOINT), "collect", str(project), "--json"],
-                            env=asz_env(tmp_path / "home", ASZ_TEST_KILL_AT="add:5", ASZ_TEST_KILL_CHILDREN=str(children)),
+                            env=asz_env(tmp_path / "home", ASZ_TEST_KILL_AT="add:5", ASZ_TEST_KILL_CHILDREN=str(children),
+                                        ASZ_JOBS="2"),
                             capture_output=True, text=True, timeout=300)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     pids = [int(p) for p in children.read_text().split()]
