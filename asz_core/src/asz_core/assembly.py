@@ -266,10 +266,13 @@ class _Gathered:
         return sorted(self.streams.values(), key=lambda x: (x.key != "main", x.first_seq))
 
 
-def _gather(rows: Iterable[RecordRow]) -> _Gathered:
+def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
     """Steps and streams from the records, in landing order: calls joined by call id, replies by
     call, tool results to their calls, echoed inputs dropped, replays marked, a sub-agent's last
-    call completed from its parent's record of it."""
+    call completed from its parent's record of it. ``lean`` (:func:`calls_of`): without what
+    only the assembled conversation reads (replies, notices, summaries, captured records, which
+    record holds which step); nothing of that decides an input dropped, a replay or a call's
+    counts."""
     steps: list[_B] = []
     streams: dict[str, _S] = {}
     calls: dict[str, _B] = {}
@@ -283,7 +286,8 @@ def _gather(rows: Iterable[RecordRow]) -> _Gathered:
         b = _B(kind, s.key, seq, ts)
         steps.append(b)
         s.steps.append(b)
-        record_step.setdefault(key, b)
+        if not lean:
+            record_step.setdefault(key, b)
         return b
 
     captured: dict[str, dict[str, list[dict[str, Any]]]] = {}  # tool id -> change/execution events
@@ -299,7 +303,7 @@ def _gather(rows: Iterable[RecordRow]) -> _Gathered:
         if events and all(ev.get("e") in CAPTURE_EVENTS for ev in events):
             # A record captured beside the transcript (a recorder's change or execution record):
             # it belongs to the tool call it names, whenever it landed, and opens no stream.
-            for ev in events:
+            for ev in () if lean else events:
                 tid = _tool_id(ev.get("tool"))
                 if tid:
                     captured.setdefault(tid, {}).setdefault(ev["e"], []).append({**ev, "seq": seq})
@@ -307,7 +311,7 @@ def _gather(rows: Iterable[RecordRow]) -> _Gathered:
         s = streams.get(stream)
         if s is None:
             s = streams[stream] = _S(stream, seq)
-        if s.steps:
+        if s.steps and not lean:
             # A record that opens no step of its own (a progress line) still has a place: the
             # step before it, so a join that names it (a helper stream's parent) finds a step.
             record_step.setdefault(key, s.steps[-1])
@@ -332,8 +336,11 @@ def _gather(rows: Iterable[RecordRow]) -> _Gathered:
                         b.outputs.append(out)
                         if ev.get("final"):
                             b.final_out = out
-                record_step.setdefault(key, b)
+                if not lean:
+                    record_step.setdefault(key, b)
             elif e == "text":
+                if lean:
+                    continue
                 b = replies.get(ev["call"])
                 if b is None:
                     b = replies[ev["call"]] = new("reply", s)
@@ -356,8 +363,9 @@ def _gather(rows: Iterable[RecordRow]) -> _Gathered:
                 tid = _tool_id(ev.get("id"))
                 b = tools.get(tid)
                 if b is None:
-                    b = new("notice", s)
-                    b.notice, b.text, b.size = "orphan_tool_result", ev.get("text", ""), ev.get("size", 0)
+                    if not lean:
+                        b = new("notice", s)
+                        b.notice, b.text, b.size = "orphan_tool_result", ev.get("text", ""), ev.get("size", 0)
                     continue
                 if b.status != "no_result":
                     continue  # a second result for one call: the first one counts
@@ -365,7 +373,8 @@ def _gather(rows: Iterable[RecordRow]) -> _Gathered:
                 b.status = "failed" if ev.get("error") else "returned"
                 b.text, b.size = ev.get("text", ""), ev.get("size", 0)
                 b.launch = ev.get("launch") is True
-                record_step.setdefault(key, b)
+                if not lean:
+                    record_step.setdefault(key, b)
                 if ev.get("starts") and tid:
                     starts.setdefault(ev["starts"], set()).add(tid)
                     if ev.get("agent_usage"):
@@ -381,12 +390,12 @@ def _gather(rows: Iterable[RecordRow]) -> _Gathered:
             elif e == "input":
                 b = new("input", s)
                 b.source, b.text, b.size = ev.get("source"), ev.get("text", ""), ev.get("size", 0)
-            elif e == "notice":
+            elif e == "notice" and not lean:
                 b = new("notice", s)
                 b.notice, b.text, b.size = ev.get("kind"), ev.get("text", ""), ev.get("size", 0)
                 if isinstance(ev.get("ended"), str) and ev["ended"]:
                     b.ended = ev["ended"]  # a stream key: made a stream id once ids are given
-            elif e == "summary":
+            elif e == "summary" and not lean:
                 b = new("summary", s)
                 b.text, b.size = ev.get("text", ""), ev.get("size", 0)
             elif e == "project":
@@ -592,7 +601,7 @@ class Calls:
 def calls_of(conversation: str, runtime: str, rnd: Round, rows: Iterable[RecordRow],
              copies: Mapping[str, str] | None = None) -> Calls:
     """The :class:`Calls` of the conversation :func:`assemble` would build from the same records."""
-    g = _gather(rows)
+    g = _gather(rows, lean=True)
     main = g.streams.get("main")
     talk_of: dict[int, int] = {}  # main-stream model call -> the number of the main talk holding it
     inputs: list[_B] = []

@@ -25,7 +25,6 @@ from attrs import frozen
 
 from . import times
 from .assembly import Conversation
-from .assembly_cache import load_named
 from .errors import AszError
 from .ledger import NO_TIME, Ledger, Row, Summary, Tally, build, load_prices, rows, summaries, summarize
 from .pricing import PriceFile
@@ -223,7 +222,7 @@ def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str
         nonlocal book
         if s.conversation not in built:
             book = book or load_prices(prices)
-            conv = load_named(st, s.conversation, s.round)
+            conv = _load_named(st, s.conversation, s.round)
             built[s.conversation] = conv, build(conv, book, (lambda step: f.holds(step.ts)) if f.timed else None)
         return built[s.conversation]
 
@@ -295,7 +294,15 @@ def ledger_of_one(name: str, head: str | None, f: Filter, *, prices: str | None 
     if f.projects or f.runtimes:
         raise AszError("--project and --runtime choose among all conversations: give them without a conversation")
     st = store or Store.open()
-    return build(load_named(st, name, head), load_prices(prices), (lambda step: f.holds(step.ts)) if f.timed else None)
+    return build(_load_named(st, name, head), load_prices(prices), (lambda step: f.holds(step.ts)) if f.timed else None)
+
+
+def _load_named(store: Store, name: str, head: str | int | None) -> Conversation:
+    # The assembled-conversation cache (pickle, and a digest of assembly's code) only when a
+    # conversation is built whole: the ledger of all from summaries needs none of it.
+    from .assembly_cache import load_named
+
+    return load_named(store, name, head)
 
 
 def short_ids(store: Store | None = None) -> dict[str, str]:
