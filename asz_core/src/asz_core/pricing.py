@@ -450,6 +450,8 @@ class _LeanBook:
             (p for p in self.providers if p.get("provider_match") is not None and _lean_match(p["provider_match"], norm)), None)
         if provider is None:
             return None
+        if provider is not first:
+            raise _Unsure  # found by id another than by its name: genai-prices' own hydration decides
         info = self._model(provider, ref, True)
         if info is None:
             again = _compact_dated(ref)
