@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import orjson
 import typer
 from rich.console import Console
+from rich.text import Text
 
 recorder_app = typer.Typer(no_args_is_help=True, add_completion=False,
                            help="The Claude Code recorder plugin: change and execution records per tool call.")
@@ -51,4 +52,7 @@ def _emit(r: object, json: bool) -> None:
         return
     lines = [f"recorder {d['action']} ({d['scope']} scope, via {d['via']}): {d['settings']}",
              f"plugin: {d['plugin_dir']}", f"hook command: {d['hook_command']}"]
-    Console().print("\n".join(lines + [f"note: {n}" for n in d["notes"]]))
+    con = Console(highlight=False)
+    con.print(Text("\n".join(lines)), soft_wrap=True)  # paths and the command whole on their lines, to copy; never markup
+    for n in d["notes"]:
+        con.print(Text(f"note: {n}"))
