@@ -95,6 +95,8 @@ def test_show_talk_prints_the_navigations_outline(home: Path, mixed) -> None:
     assert text.exit_code == 0 and "talk k2" in text.stdout and "returned" in text.stdout
     r = runner.invoke(app, ["show", ORIGIN.stem[:8], "--talk", "k99"])
     assert r.exit_code == 1 and "no talk k99" in str(r.exception)
+    assert "see talks and subtasks" not in str(r.exception)  # the evaluator's tools, not a person's commands
+    assert f"`asz show {ORIGIN.stem[:8]}` lists its talks" in str(r.exception)
 
 
 def test_show_gives_each_talk_start_duration_and_money(home: Path) -> None:

@@ -564,7 +564,9 @@ class Navigator:
         except NavError as exc:
             from .errors import NotFound
 
-            raise NotFound(f"{exc}; `asz show {self.conv.id[:8]}` lists the talks") from None
+            # said for a person at the command line: the evaluator's hint names tools they do not have
+            said = str(exc).replace(" in this window (see talks and subtasks)", "")
+            raise NotFound(f"{said} in conversation {self.conv.id[:8]}; `asz show {self.conv.id[:8]}` lists its talks") from None
         return head, [self._step_row(s) for s in steps]
 
     def _step(self, id: Any = None, part: Any = 1, offset: Any = 0) -> dict[str, Any]:  # noqa: A002
