@@ -375,3 +375,35 @@ def test_an_unexpected_failure_is_an_answer(corpus_store: Any, monkeypatch: pyte
     monkeypatch.setattr(nav, "_card", boom)
     a = _ans(nav.call("card"))
     assert "disk on fire" in a["error"] and nav.log[-1]["status"] == "error" and nav.used == nav.log[-1]["bytes"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts this process's file descriptors in /proc/self/fd")
+def test_navigators_share_one_read_only_connection_and_leave_no_descriptor_open(corpus_store: Any) -> None:
+    """A judge run makes a navigator per call, and a process can judge many runs: with the
+    store's own connection holding its WAL lock, SQLite keeps a closed connection's descriptor
+    open, so a connection per navigator left one open for each. 200 navigators, each reading a
+    step's record (in threads, as a stage's calls do), leave the process's descriptors as they were."""
+    import gc
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from asz_core.window import build
+
+    w = build(corpus_store, "258c7280")
+
+    def read(_: int) -> str:
+        nav = N.Navigator(w, corpus_store, budget=BIG)
+        return nav.call("records", {"step": "s117"})
+
+    read(0)
+    gc.collect()
+    before = len(os.listdir("/proc/self/fd"))
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(read, range(200)))
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) <= before + 1
+    assert len(set(answers)) == 1 and "error" not in json.loads(answers[0])
+    a, b = N.Navigator(w, corpus_store), N.Navigator(w, corpus_store)
+    assert a._ro.db is b._ro.db
+    with pytest.raises(Exception):
+        a._ro.db.execute("CREATE TABLE x(a)")  # still read-only

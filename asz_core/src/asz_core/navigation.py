@@ -134,16 +134,32 @@ def _cut_utf8(b: bytes, end: int) -> int:
     return end
 
 
+_SHARED: weakref.WeakKeyDictionary[Any, tuple[int, sqlite3.Connection]] = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
 class _ReadOnly:
-    """A connection of its own to the store's file, opened read-only and set ``query_only``."""
+    """A connection of its own to the store's file, opened read-only and set ``query_only``: one
+    per store object and process, which every navigator of that store shares (sqlite3 is built
+    serialized, so threads may share it). A connection per navigator left a file descriptor open
+    for each while the store's own connection held its WAL lock (SQLite defers closing it then):
+    a process that judged many runs, or one run of thousands of calls, ran out of them."""
 
     def __init__(self, store: Any) -> None:
         path = getattr(store, "path", None)
         if path is not None and Path(path).is_file():
-            self.db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            import os
+
+            with _SHARED_LOCK:
+                got = _SHARED.get(store)
+                if got is None or got[0] != os.getpid():  # a forked child never uses its parent's
+                    db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+                    db.execute("PRAGMA query_only=ON")
+                    got = _SHARED[store] = (os.getpid(), db)
+            self.db = got[1]
         else:  # pragma: no cover - an in-memory store
             self.db = store.db
-        self.db.execute("PRAGMA query_only=ON")
+            self.db.execute("PRAGMA query_only=ON")
 
 
 _FACTS: dict[int, tuple[Any, Any]] = {}
