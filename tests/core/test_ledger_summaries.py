@@ -51,3 +51,16 @@ def test_a_summary_is_kept_for_its_price_file_and_code(home, tmp_path: Path) -> 
     cache.write_text(json.dumps(data))
     again, _ = summaries(store=home)
     assert all(s.total.money != 999 for s in again)
+
+
+def test_the_kept_summaries_are_written_whole_over_a_temp_file_a_killed_run_left(home) -> None:
+    import os
+
+    cache = home.path.parent / "cache"
+    cache.mkdir()
+    stale = cache / f".ledger-{os.getpid()}.tmp"  # a killed run of the same process id left it
+    stale.write_text("half a file")
+    sums, _ = summaries(store=home)
+    data = json.loads((cache / "ledger.json").read_text())
+    assert len(data["entries"]) == len(sums) > 0
+    assert [p.name for p in cache.iterdir()] == ["ledger.json"]  # nothing else left behind

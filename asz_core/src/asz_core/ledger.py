@@ -22,7 +22,6 @@ import datetime as dt
 import hashlib
 import importlib.util
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -642,14 +641,26 @@ def _read_cache(path: Path, code: str) -> dict[str, Any]:
 
 
 def _write_cache(path: Path, code: str, kept: dict[str, Any]) -> None:
+    # Written once, atomically: a file of this process's own (O_EXCL: never another's), renamed
+    # over the old one. Not tempfile: importing it is a hundredth of a first ledger's time.
+    tmp = path.parent / f".ledger-{os.getpid()}.tmp"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".ledger-")
+        data = orjson.dumps({"code": code, **kept})
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # left by a process of the same id that was killed: not anyone's now
+            tmp.unlink()
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as f:
-            f.write(orjson.dumps({"code": code, **kept}))
+            f.write(data)
         os.replace(tmp, path)
     except (OSError, TypeError):
-        pass  # a home that cannot be written (or a sum JSON cannot hold): nothing kept, the numbers are the same
+        # a home that cannot be written (or a sum JSON cannot hold): nothing kept, the numbers are the same
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def _tally_dump(t: Tally) -> dict[str, Any]:

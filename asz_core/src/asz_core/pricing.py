@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from pathlib import Path
@@ -733,6 +732,8 @@ def update_snapshot(folder: Path | None = None, *, today: dt.date | None = None)
 
 
 def _update(folder: Path, today: dt.date | None) -> UpdateResult:
+    import tempfile  # only `asz prices update` writes: a ledger does not import it
+
     folder.mkdir(parents=True, exist_ok=True)
     source, providers = package_data()
     existing = shipped_snapshots(folder)
