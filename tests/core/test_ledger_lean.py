@@ -8,13 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-import pytest
 
 from asz_core.assembly import assemble, calls_of
 from asz_core.ledger import _summary_dump, build, load_prices, summarize, summary_of
-from asz_core.store import Round, StoredRecord
+from asz_core.store import Round
 
-from .test_ledger_figures import _collected, CORPUS, RUNTIMES
+from .test_ledger_figures import store  # noqa: F401 - the corpus of all four runtimes, collected (a fixture)
 from .test_ledger_owners import MODEL, TS, Conv
 
 
@@ -25,15 +24,6 @@ def _both(store: Any, row: Any) -> tuple[bytes, bytes]:
     view = calls_of(row.id, row.runtime, row.head, store.records(row.id, row.head.number, lean=True),
                     store.copied_calls(row.id))
     return full, orjson.dumps(_summary_dump(summary_of(view, book)))
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    if not all((CORPUS / f).is_dir() for f in RUNTIMES):
-        pytest.skip(f"corpus not found at {CORPUS}")
-    s = _collected(tmp_path_factory.mktemp("lean"))
-    yield s
-    s.close()
 
 
 def test_every_corpus_summary_made_lean_is_the_assembled_one_to_the_byte(store: Any) -> None:
