@@ -300,7 +300,7 @@ def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
             if t is not None:
                 first = t if first is None or t < first else first
                 last = t if last is None or t > last else last
-        if events and all(ev.get("e") in CAPTURE_EVENTS for ev in events):
+        if events and events[0].get("e") in CAPTURE_EVENTS and all(ev.get("e") in CAPTURE_EVENTS for ev in events):
             # A record captured beside the transcript (a recorder's change or execution record):
             # it belongs to the tool call it names, whenever it landed, and opens no stream.
             for ev in () if lean else events:
