@@ -159,3 +159,24 @@ def test_an_excerpt_of_the_record_as_written(corpus_store: Any, w: window.Window
     ev = for_run(w, corpus_store)
     assert ev.excerpt("s134", '"is_error":true').found
     assert not ev.excerpt("s136", '"is_error":true').found
+
+
+def test_thousands_of_excerpts_of_one_step_read_its_records_once(w: window.Window, corpus_store: Any) -> None:
+    """An answer may give thousands of observations of one large step: its records are read and
+    folded once, not once an excerpt (s441, a 78 KB WebFetch result, read past its kept text)."""
+    from asz_core.window import raw_at
+
+    reads: list[int] = []
+
+    def raw(seq: int) -> bytes:
+        reads.append(seq)
+        return raw_at(corpus_store, w.conv.id, seq, w.round.number, w.cut, w.captures)
+
+    ev = Evidence(w, raw=raw)
+    step = w.conv.step("s441")
+    deep = fold(b"".join(raw(q) for q in step.records).decode("utf-8", "replace"))[40_000:40_080].strip()
+    reads.clear()
+    assert deep and deep not in fold(step.text or "")
+    got = [ev.excerpt("s441", deep) for _ in range(500)] + [ev.excerpt("s441", f"not in it {k}") for k in range(500)]
+    assert all(e.found for e in got[:500]) and not any(e.found for e in got[500:])
+    assert len(reads) == len(step.records)
