@@ -68,7 +68,8 @@ def main() -> None:
             env = dict(os.environ, ASZ_HOME=str(home))
             r = subprocess.run([sys.executable, "-c", PARTS], env=env, capture_output=True, text=True, check=True)
             parts.append(__import__("json").loads(r.stdout))
-            shutil.rmtree(home / "cache", ignore_errors=True)
+            for name in os.listdir(home):  # the store again as collected: no cache, no journal of the run before
+                os.unlink(home / name) if (home / name).is_file() else shutil.rmtree(home / name)
             shutil.copyfile(db, home / "asz.db")
             t0, c0 = time.perf_counter(), os.times()
             subprocess.run([sys.executable, "-c", "import sys; sys.argv[0] = 'asz'\nfrom asz_core.main import main\nmain()",
