@@ -38,6 +38,7 @@ from attrs import define, field
 
 from asz_core.errors import EvaluatorError, MissingDependency
 from asz_core.interfaces import Availability, EvaluatorBackend
+from asz_core.judge.context import clean
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 KEEP_BYTES = 262144
@@ -334,6 +335,7 @@ class ApiEvaluator(EvaluatorBackend):
                 read: list[str] = []
                 answer = None
                 for use in reply.uses:
+                    use.input = clean(use.input)  # an SDK's json reads "\ud800" as a lone surrogate: U+FFFD
                     if use.name == SUBMIT:
                         if answer is not None:
                             turn.results.append(ToolResult(use, "ignored: an answer was accepted already", True))
