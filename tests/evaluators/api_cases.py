@@ -304,3 +304,14 @@ def test_no_answer_after_the_navigation_ended(corpus_store: Any, tmp_path: Path,
     assert [r["status"] for r in j.reads(1, 1)] == ["refused"] * 3 + ["ended"] * 3
     assert j.requests(1, 2) == [unsaid(dialect)]
     check_consumed(j, consumed(dialect, [1, 2, 3, 4], unsaid_n=1))
+
+
+def test_a_lone_surrogate_in_the_submitted_answer_is_replaced(corpus_store: Any, tmp_path: Path, dialect: Dialect) -> None:
+    """The SDK reads ``"\\ud800"`` in a tool's input as a lone surrogate, which no UTF-8 file holds:
+    the answer is kept with U+FFFD in its place, never a call failed over it."""
+    _, inputs = small_conversation(corpus_store)
+    ans = answer_for(inputs)
+    ans["targets"][0]["statement"] = "the outcome \ud800a"
+    j = judge(corpus_store, tmp_path, dialect, [dialect.tools([("submit", ans)], 1)])
+    assert j.stage["status"] in ("complete", "partial") and j.stage["run"]["attempts"] == 1, j.why()
+    assert j.stage["targets"][0]["statement"] == "the outcome \ufffda"

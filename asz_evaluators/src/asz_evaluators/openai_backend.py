@@ -111,7 +111,7 @@ class OpenAIEvaluator(ApiEvaluator):
             try:
                 args: Any = orjson.loads(text)
             except orjson.JSONDecodeError:
-                args = text
+                args = _lenient(text)
             uses.append(ToolUse(str(tc.get("id")), str(fn.get("name")), args))
             calls.append({"id": tc.get("id"), "type": "function", "function": {"name": fn.get("name"), "arguments": text}})
         content = msg.get("content") if isinstance(msg.get("content"), str) else ""
@@ -135,3 +135,17 @@ def _message(exc: Any) -> str:
         if isinstance(err, dict) and err.get("message"):
             return str(err["message"])
     return str(getattr(exc, "message", exc))
+
+
+def _lenient(text: Any) -> Any:
+    """Arguments orjson refuses only for a lone surrogate's escape (``\\ud800``), read as Python's
+    json reads them (the loop makes each U+FFFD); anything else that is no JSON stays its text."""
+    import json
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(name)  # NaN and Infinity are no JSON, as orjson says
+
+    try:
+        return json.loads(text, parse_constant=no_constant)
+    except (ValueError, TypeError):
+        return text
