@@ -318,10 +318,6 @@ def build(conv: Conversation, prices: Prices, keep: Callable[[Step], bool] | Non
 _NO_USAGE = Usage()
 
 
-def _owner_stream(conv: Conversation, owner: str) -> str:
-    return conv.talk(owner).stream if owner.startswith("k") else owner
-
-
 # --- groupings ---------------------------------------------------------------------------------
 
 @frozen
@@ -361,8 +357,12 @@ def group_calls(calls: Iterable[CallCost], key: Callable[[CallCost], str]) -> li
     return [Row(k, groups[k]) for k in sorted(groups)]
 
 
+NO_MODEL = "(no model)"
+"""The model of calls the record names none for."""
+
+
 def model_key(c: CallCost) -> str:
-    return c.model or "(no model)"
+    return c.model or NO_MODEL
 
 
 NO_TIME = "(no time)"
@@ -459,10 +459,10 @@ class Summary:
     helpers: Tally
     by_model: dict[str, Tally]
     by_day: dict[str, Tally]
+    """By UTC day (``NO_TIME`` for calls with no time)."""
     copies: int = 0
     """Calls counted in the conversation that landed them first (``Ledger.copies``, added up)."""
     replays: int = 0
-    """By UTC day (``NO_TIME`` for calls with no time)."""
     projects: tuple[str, ...] = ()
     """The working directories the record names (``Conversation.projects``); the first is its project."""
     started: str | None = None
@@ -525,7 +525,7 @@ def summary_of(view: Calls, prices: Prices) -> Summary:
             stream_of[c.owner] = c.stream
         p = price(c.model, c.usage, c.ts)
         t.count(c.usage, c.output_floor, p)
-        m = c.model or "(no model)"
+        m = c.model or NO_MODEL
         (by_model.get(m) or by_model.setdefault(m, Tally())).count(c.usage, c.output_floor, p)
         when = instant(c.ts)
         d = NO_TIME if when is None else day(when, dt.UTC)
