@@ -95,9 +95,8 @@ def all_rows(items: Sequence[Ledger | Summary], by: str | None) -> list[tuple[st
 
 def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | None = None,
              rows_: Sequence[tuple[str | None, Row]] | None = None) -> dict[str, Any]:
-    total = Tally.sum(x.total for x in items)
-    sub = Tally.sum(x.subagents for x in items)
-    helpers = Tally.sum(x.helpers for x in items)
+    total, sub, helpers = all_sums(items)
+    copies, replays = counted_elsewhere(items)
     return {
         "conversations": len(items),
         "prices": prices_json(prices),
@@ -105,9 +104,21 @@ def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | Non
         "total": tally_json(total),
         "subagents": {"share": share_json(sub, total), "tally": tally_json(sub)},
         "helpers": {"share": share_json(helpers, total), "tally": tally_json(helpers)},
-        "counted_elsewhere": {"copies": sum(_copies(x) for x in items), "replays": sum(x.replays for x in items)},
+        "counted_elsewhere": {"copies": copies, "replays": replays},
         "rows": [row_json(r, conv) for conv, r in (all_rows(items, by) if rows_ is None else rows_)],
     }
+
+
+def all_sums(items: Sequence[Ledger | Summary]) -> tuple[Tally, Tally, Tally]:
+    """The conversations' total, sub-agents and helpers, added up (the JSON's and the table's)."""
+    return (Tally.sum(x.total for x in items), Tally.sum(x.subagents for x in items),
+            Tally.sum(x.helpers for x in items))
+
+
+def counted_elsewhere(items: Sequence[Ledger | Summary]) -> tuple[int, int]:
+    """The calls the conversations count elsewhere: copies (counted once, where they landed
+    first) and replays (counted as the call they replay)."""
+    return sum(_copies(x) for x in items), sum(x.replays for x in items)
 
 
 def _copies(x: Ledger | Summary) -> int:

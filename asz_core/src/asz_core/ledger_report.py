@@ -18,8 +18,8 @@ from rich.text import Text
 from .conversations import AllLedger
 from .ledger import Ledger, Row, Tally, rows, share
 from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those who import them from here
-    _copies, all_json, all_ledger_json, all_rows, ledger_json, prices_json, row_json, share_json, subagents_json,
-    tally_json, update_json,
+    _copies, all_json, all_ledger_json, all_rows, all_sums, counted_elsewhere, ledger_json, prices_json, row_json,
+    share_json, subagents_json, tally_json, update_json,
 )
 from .pricing import PriceFile, UpdateResult
 from .records import USAGE_TYPES
@@ -189,9 +189,7 @@ def _talk_cells(r: Row) -> dict[str, Any]:
 
 def all_text(al: AllLedger) -> Group:
     items, by = al.items, al.by
-    total = Tally.sum(x.total for x in items)
-    sub = Tally.sum(x.subagents for x in items)
-    helpers = Tally.sum(x.helpers for x in items)
+    total, sub, helpers = all_sums(items)
     notes = unknown_notes(total) + filter_notes(al)
     short = al.shorts
     title = plural(len(items), "conversation")
@@ -215,8 +213,7 @@ def all_text(al: AllLedger) -> Group:
                 for _, r in al.rows]
         t = ledger_table(title, first, (("conversation", "runtime", "project", "sub"), ("conversation", "project"), ("conversation",)),
                          data, total, notes)
-    return Group(_prices_line(al.prices), t, _notes(total, sub, helpers, sum(_copies(x) for x in items),
-                                                    sum(x.replays for x in items)))
+    return Group(_prices_line(al.prices), t, _notes(total, sub, helpers, *counted_elsewhere(items)))
 
 
 def _sub_money(t: Any) -> str:
