@@ -155,19 +155,23 @@ class _Step:
 
 def _step(adapter: RuntimeAdapter, f: Path, store: Store, problems: list[Problem]) -> _Step:
     """Where ``f`` is read from; any failure of this file is a warning, and the others go on."""
-    s = _Step(adapter, f)
+    st, cursor, problem = _where(f, store, adapter.name)
+    return _Step(adapter, f, st, cursor, [problem] if problem else [])
+
+
+def _where(f: Path, store: Store, runtime: str) -> tuple[os.stat_result | None, Cursor | None, Problem | None]:
+    """``f``'s stat and where to read it from (cursor None: unchanged), or (None, None, why it is
+    skipped): not a regular file, or it cannot be opened (probed before any adapter opens it)."""
     try:
         st = os.stat(f)
         if not stat.S_ISREG(st.st_mode):
-            s.problems.append(Problem(str(f), 0, f"not a regular file ({kind_of(st.st_mode)}); skipped"))
-            return s
-        cursor = _cursor_for(store, f, st, adapter.name)
+            return None, None, Problem(str(f), 0, f"not a regular file ({kind_of(st.st_mode)}); skipped")
+        cursor = _cursor_for(store, f, st, runtime)
         if cursor is not None:
             _probe(f)
-        s.st, s.cursor = st, cursor
+        return st, cursor, None
     except OSError as exc:
-        s.problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; skipped"))
-    return s
+        return None, None, Problem(str(f), 0, f"{_unopenable(f, exc)}; skipped")
 
 
 def _take(s: _Step, items: Iterator[Item], store: Store, w: Writer, binder: _Binder, problems: list[Problem],
@@ -328,15 +332,12 @@ def _companions(registry: Registry, store: Store, planned: set[str], problems: l
             f = Path(os.path.abspath(f))
             if str(f) in planned:
                 continue
+            st, cursor, problem = _where(f, store, adapter.name)
+            if problem is not None:
+                problems.append(problem)
+            if st is None or cursor is None:
+                continue  # skipped, or unchanged
             try:
-                st = os.stat(f)
-                if not stat.S_ISREG(st.st_mode):
-                    problems.append(Problem(str(f), 0, f"not a regular file ({kind_of(st.st_mode)}); skipped"))
-                    continue
-                cursor = _cursor_for(store, f, st, adapter.name)
-                if cursor is None:
-                    continue
-                _probe(f)
                 items = list(adapter.read(f, cursor))
             except OSError as exc:
                 problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; skipped"))
