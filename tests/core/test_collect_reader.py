@@ -184,7 +184,7 @@ def test_a_busy_machine_reads_in_its_own_process(monkeypatch: pytest.MonkeyPatch
     """A load average at the CPU count: no reader (the two would only take turns), unless asked for."""
     monkeypatch.delenv("ASZ_JOBS", raising=False)
     monkeypatch.setattr(collect_reader, "can_fork", lambda: True)
-    monkeypatch.setattr(collect_reader, "_cpus", lambda: 2)
+    monkeypatch.setattr(collect_reader, "cpus", lambda: 2)
     monkeypatch.setattr(collect_reader, "_load", lambda: 2.0)
     assert not collect_reader.worth_forking(100 << 20)
     monkeypatch.setattr(collect_reader, "_load", lambda: 0.7)

@@ -33,7 +33,7 @@ from .interfaces import RuntimeAdapter
 from .records import Cursor, Entry, Problem
 from .store import Prepared, prepare
 from .textclip import INPUT_DEPTH, depth_cuts
-from .workers import can_fork
+from .workers import can_fork, cpus
 
 Item = tuple[Any, ...]
 """One thing read: a :data:`~asz_core.store.Prepared` entry (12 fields), or one of
@@ -113,7 +113,7 @@ def worth_forking(total_bytes: int) -> bool:
         return False
     if os.environ.get("ASZ_JOBS", "").strip().isdigit():
         return True  # asked for (ASZ_JOBS=1 is can_fork's no)
-    return _load() < _cpus()
+    return _load() < cpus()
 
 
 def _load() -> float:
@@ -121,13 +121,6 @@ def _load() -> float:
         return os.getloadavg()[0]
     except OSError:
         return 0.0
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 class Reader:

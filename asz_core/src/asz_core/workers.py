@@ -18,13 +18,18 @@ import orjson
 T = TypeVar("T")
 
 
+def cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def can_fork() -> bool:
     if not sys.platform.startswith("linux") or os.environ.get("ASZ_JOBS") == "1":
         return False
-    try:
-        return len(os.sched_getaffinity(0)) >= 2
-    except (AttributeError, OSError):
-        return (os.cpu_count() or 1) >= 2
+    return cpus() >= 2
 
 
 def split(items: Sequence[T], weight: Callable[[T], int]) -> tuple[list[int], list[int]]:
