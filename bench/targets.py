@@ -59,21 +59,23 @@ def make_backend() -> Any:
     return StandIn
 
 
-def registry() -> Any:
+def registry(backends: list[Any] | None = None, name: str = "bench-targets") -> Any:
+    """A registry with the installed plugins and ``backends`` (default: this stand-in) registered
+    in-process, as a plugin named ``name``."""
     from asz_core import hookimpl
     from asz_core.plugins import make_plugin_manager
     from asz_core.registry import Registry
 
-    backend = make_backend()
+    found = backends if backends is not None else [make_backend()]
 
     class Plugin:
         @staticmethod
         @hookimpl
         def asz_evaluator_backends() -> list[Any]:
-            return [backend]
+            return found
 
     pm = make_plugin_manager()
-    pm.register(Plugin(), name="bench-targets")
+    pm.register(Plugin(), name=name)
     return Registry(pm)
 
 

@@ -67,21 +67,9 @@ def backends() -> list[Any]:
 
 
 def registry() -> Any:
-    from asz_core import hookimpl
-    from asz_core.plugins import make_plugin_manager
-    from asz_core.registry import Registry
+    from targets import registry as with_backends  # bench/targets.py's
 
-    found = backends()
-
-    class Plugin:
-        @staticmethod
-        @hookimpl
-        def asz_evaluator_backends() -> list[Any]:
-            return found
-
-    pm = make_plugin_manager()
-    pm.register(Plugin(), name="bench-work")
-    return Registry(pm)
+    return with_backends(backends(), name="bench-work")
 
 
 def main() -> None:
