@@ -37,8 +37,6 @@ from asz_core.interfaces import EvaluatorBackend
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
-_NO_SCRIPT = ("the scripted evaluator needs a script: give it as scripted:FILE, or set "
-              "evaluators: {scripted: {script: FILE}} in asz.yaml")
 
 
 def load_script(path: Path) -> list[dict[str, Any]]:
@@ -62,6 +60,15 @@ def load_script(path: Path) -> list[dict[str, Any]]:
     return calls
 
 
+def _script(argument: str | None, options: dict[str, Any]) -> str:
+    """The script file: ``scripted:FILE``'s, else asz.yaml's ``evaluators: {scripted: {script: FILE}}``."""
+    script = argument or options.get("script")
+    if not script:
+        raise EvaluatorError("the scripted evaluator needs a script: give it as scripted:FILE, or set "
+                             "evaluators: {scripted: {script: FILE}} in asz.yaml")
+    return str(script)
+
+
 def _count(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
@@ -75,15 +82,10 @@ class ScriptedEvaluator(EvaluatorBackend):
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:
         """The script is there and reads as one, before the run starts: a missing or broken file
         would otherwise fail every call of every stage, each the same way."""
-        script = argument or options.get("script")
-        if not script:
-            raise EvaluatorError(_NO_SCRIPT)
-        load_script(Path(script))
+        load_script(Path(_script(argument, options)))
 
     def judge(self, call: EvaluatorCall) -> CallResult:
-        script = call.argument or call.options.get("script")
-        if not script:
-            raise EvaluatorError(_NO_SCRIPT)
+        script = _script(call.argument, call.options)
         entries = load_script(Path(script))
         entry = next((e for e in entries if e.get("stage") == call.stage and e.get("call", 1) == call.call
                       and e.get("attempt", call.attempt) == call.attempt), None)
