@@ -203,9 +203,12 @@ def _seconds(a: str | None, b: str | None) -> float | None:
     return (y - x).total_seconds() if x is not None and y is not None else None
 
 
-def _four(t: Tally) -> str:
-    return "\n".join(f"{label} {t.tokens[k]:,}" for k, label in
-                     (("input", "in"), ("output", "out"), ("cache_read", "cache r"), ("cache_write", "cache w")))
+SHORT = (("input", "in"), ("output", "out"), ("cache_read", "cache r"), ("cache_write", "cache w"))
+"""The four types as a narrow table names them."""
+
+
+def _four(t: Tally, sep: str = "\n") -> str:
+    return sep.join(f"{label} {t.tokens[k]:,}" for k, label in SHORT)
 
 
 _TALK_COLS = {
@@ -250,8 +253,7 @@ def show_text(conv: Conversation, led: Ledger, tz: Any = None) -> Group:
                          "talks": ", ".join(st.talks) or "—", "steps": st.steps,
                          "why": st.unattributed or ("—" if st.kind == "main" else f"from {st.parent}")})
     tot = led.total
-    line = Text(f"total: {plural(tot.calls, 'model call')}; in {tot.tokens['input']:,} · out {tot.tokens['output']:,} · "
-                f"cache r {tot.tokens['cache_read']:,} · cache w {tot.tokens['cache_write']:,}; {money_cell(tot)}")
+    line = Text(f"total: {plural(tot.calls, 'model call')}; {_four(tot, ' · ')}; {money_cell(tot)}")
     return Group(head, t, streams, line)
 
 
@@ -298,7 +300,7 @@ def _what(r: dict[str, Any], talks_of: dict[str, tuple[str, ...]]) -> str:
             return f"{r.get('model') or 'model ?'}: usage not recorded"
         return f"{r.get('model') or 'model ?'}: " + " · ".join(
             f"{label} {u[key]:,}" if isinstance(u[key], int) else f"{label} ?"
-            for key, label in (("input", "in"), ("output", "out"), ("cache_read", "cache r"), ("cache_write", "cache w")))
+            for key, label in SHORT)
     if k in ("tool", "agent_call"):
         s = f"{r.get('name') or '?'} {r.get('request') or ''}".strip()
         if r.get("starts"):
