@@ -22,23 +22,13 @@ from typing import BinaryIO
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0) \
     | getattr(os, "O_BINARY", 0)
 _BUFFER = 1 << 16
+_KINDS = ((stat.S_ISREG, "a regular file"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
 
 
 def kind_of(mode: int) -> str:
     """What a file of this ``st_mode`` is, in words (for a warning)."""
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "neither a file nor a folder"
+    return next((name for test, name in _KINDS if test(mode)), "neither a file nor a folder")
 
 
 class NotRegularFile(OSError):
