@@ -26,7 +26,7 @@ from attrs import frozen
 from . import times
 from .assembly import Conversation
 from .errors import AszError
-from .ledger import NO_TIME, Ledger, Row, Summary, Tally, build, load_prices, rows, summaries, summarize
+from .ledger import NO_TIME, Ledger, Row, Summary, Tally, build, grouped, load_prices, rows, summaries, summarize
 from .pricing import PriceFile
 from .store import ConversationRow, Round, Store
 
@@ -254,11 +254,11 @@ def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str
         items = [ledger(s) for s in kept]
         out = [(x.conversation, r) for x in items if isinstance(x, Ledger) for r in rows(x, by)]
     elif by == "day":
-        out = [(None, r) for r in _grouped(d for s in kept for d in _days(s, f.tz, ledger).items())]
+        out = [(None, r) for r in grouped(d for s in kept for d in _days(s, f.tz, ledger).items())]
     elif by == "project":
-        out = [(None, r) for r in _grouped((s.project or NO_PROJECT, s.total) for s in kept)]
+        out = [(None, r) for r in grouped((s.project or NO_PROJECT, s.total) for s in kept)]
     elif by == "model":
-        out = [(None, r) for r in _grouped(m for s in kept for m in s.by_model.items())]
+        out = [(None, r) for r in grouped(m for s in kept for m in s.by_model.items())]
     else:
         out = [(None, Row(s.conversation, s.total, {"runtime": s.runtime, "round": f"r{s.round}", "subagents": s.subagents,
                                                     "project": s.project}))
@@ -279,13 +279,6 @@ def _days(s: Summary, tz: dt.tzinfo | None, ledger: Any) -> dict[str, Tally]:
     if a is None and b is None:
         return dict(s.by_day)  # only calls with no time (or none)
     return {r.key: r.tally for r in rows(ledger(s), "day", tz)}
-
-
-def _grouped(pairs: Iterable[tuple[str, Tally]]) -> list[Row]:
-    groups: dict[str, Tally] = {}
-    for k, t in pairs:
-        groups.setdefault(k, Tally()).merge(t)
-    return [Row(k, groups[k]) for k in sorted(groups)]
 
 
 def ledger_of_one(name: str, head: str | None, f: Filter, *, prices: str | None = None,

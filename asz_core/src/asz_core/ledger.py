@@ -361,6 +361,14 @@ NO_MODEL = "(no model)"
 """The model of calls the record names none for."""
 
 
+def grouped(pairs: Iterable[tuple[str, Tally]]) -> list[Row]:
+    """Tallies added up by key, one row a key in key order (the ledger of all by model, day, project)."""
+    groups: dict[str, Tally] = {}
+    for k, t in pairs:
+        groups.setdefault(k, Tally()).merge(t)
+    return [Row(k, groups[k]) for k in sorted(groups)]
+
+
 def model_key(c: CallCost) -> str:
     return c.model or NO_MODEL
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Any
 
-from .ledger import Ledger, Row, Summary, Tally, rows, share
+from .ledger import Ledger, Row, Summary, Tally, grouped, rows, share
 from .pricing import PriceFile, UpdateResult
 
 if TYPE_CHECKING:
@@ -82,11 +82,7 @@ def all_rows(items: Sequence[Ledger | Summary], by: str | None) -> list[tuple[st
     """Rows across conversations: one per conversation by default; per talk or stream of each
     conversation (ledgers only); or the calls of all of them grouped by model or day."""
     if by in ("model", "day"):
-        groups: dict[str, Tally] = {}
-        for x in items:
-            for k, t in (x.by_model if by == "model" else x.by_day).items():
-                groups.setdefault(k, Tally()).merge(t)
-        return [(None, Row(k, groups[k])) for k in sorted(groups)]
+        return [(None, r) for r in grouped(kt for x in items for kt in (x.by_model if by == "model" else x.by_day).items())]
     if by in ("talk", "stream"):
         return [(x.conversation, r) for x in items if isinstance(x, Ledger) for r in rows(x, by)]
     return [(None, Row(x.conversation, x.total, {"runtime": x.runtime, "round": f"r{x.round}", "subagents": x.subagents}))
