@@ -222,8 +222,8 @@ def _whole(spec: WindowSpec, rnd: Round, conv: Conversation, last_seq: int) -> W
 def whole(store: Store, conversation: str, head: str | int | None = None) -> Window:
     """The whole conversation's window at a round, as :func:`build` makes it, from the assembly
     cache ``asz show`` reads (a second look at a 90 MB conversation costs a file read, not an
-    assembly). Its cut is the head's last record: the newest first version landed by the round
-    (a rewritten record keeps its first version's seq)."""
+    assembly). Its cut is the head's last row (:func:`_head_seq`), as :func:`build` cuts a whole
+    window."""
     from .assembly_cache import load_assembled
 
     cid = store.resolve(conversation)
