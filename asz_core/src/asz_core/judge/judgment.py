@@ -214,6 +214,11 @@ class Check:
     """At most 4,096 bytes, then cut, saying how long it was."""
 
 
+def check_notes(checks: Iterable[Check]) -> tuple[str, ...]:
+    """A stage file's note lines for its checks, one each, as every stage writes them."""
+    return tuple(f"{c.kind.replace('_', ' ')}: {c.where}: {c.what}" for c in checks)
+
+
 # --- targets ---------------------------------------------------------------------------------------
 
 ACTIONS = ("create", "refine", "steer", "accept", "correct", "cancel", "none", "not_from_person", "unknown")

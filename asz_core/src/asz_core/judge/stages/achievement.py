@@ -24,7 +24,7 @@ from ...errors import RecordError
 from ..chunks import Chunk, Item, plan_chunks
 from ..context import EvaluatorSpec, Meter, Run, StageCalls, now
 from ..evidence import for_run
-from ..judgment import AchievementHeader, Check, StageFile, Target, TargetAchievement
+from ..judgment import AchievementHeader, Check, StageFile, check_notes, Target, TargetAchievement
 from ..kit import render
 from .achievement_check import TargetCheck
 from .targets import bounded_catalogue
@@ -225,7 +225,7 @@ def run_achievement(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
             levels[r.level] = levels.get(r.level, 0) + 1
     header = AchievementHeader(targets=len(targets), judged=sum(1 for r in rows if r.judged), levels=levels,
                                not_judged=not_judged)
-    note = tuple(f"{c.kind.replace('_', ' ')}: {c.where}: {c.what}" for c in checks)
+    note = check_notes(checks)
     ref = kit.ref(STAGE)
     if chunks and failed_calls == len(chunks):
         return run.stage_file(STAGE, "failed", f"every call gave nothing readable twice ({len(chunks)} calls): no target "

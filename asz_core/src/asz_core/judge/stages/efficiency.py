@@ -30,7 +30,7 @@ from ...assembly import Step
 from ..chunks import Item
 from ..context import EvaluatorSpec, Run
 from ..evidence import Evidence, for_run as evidence_for
-from ..judgment import (AVOIDABLE, NOT_REVIEWED, CallLabel, Check, EfficiencyHeader, Finding, PartLabel, StageFile,
+from ..judgment import (AVOIDABLE, NOT_REVIEWED, CallLabel, Check, check_notes, EfficiencyHeader, Finding, PartLabel, StageFile,
                         TalkLabels, WorkLabel)
 from ..labelling import check_label, demote, misled_cause, read_stage, run_side_by_side
 from .subtasks import costing_of, targets_stage
@@ -222,7 +222,7 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     header = EfficiencyHeader(talks=len(talks), labelled_talks=sum(1 for t in labelled if t.judged),
                               parts=sum(len(t.parts) for t in labelled), parts_left_out=left_out_parts,
                               findings=len(findings), never_labelled=len(failed))
-    note = tuple(f"{c.kind.replace('_', ' ')}: {c.where}: {c.what}" for c in checks)
+    note = check_notes(checks)
     if sub_mode == "failed":
         note += ("the sub-task stage failed: every sub-task's work is not reviewed",)
     ref = run.kit.ref(STAGE)

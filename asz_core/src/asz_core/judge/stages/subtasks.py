@@ -36,7 +36,7 @@ import orjson
 from ..chunks import Item
 from ..context import EvaluatorSpec, Run
 from ..evidence import Cite, Evidence, for_run as evidence_for
-from ..judgment import (AVOIDABLE, DISPATCHES, NOT_REVIEWED, OUTCOMES, REPORTS, USES, CallLabel, Check, Decision,
+from ..judgment import (AVOIDABLE, DISPATCHES, NOT_REVIEWED, OUTCOMES, REPORTS, USES, CallLabel, Check, check_notes, Decision,
                         StageFile, SubtaskJudgment, SubtasksHeader, WorkLabel)
 from ..labelling import check_label, demote, giver_cause, misled_cause, read_stage, run_side_by_side
 from ..target_cost import Costing, cost_per_target
@@ -270,7 +270,7 @@ def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                             not_reviewed=sum(1 for j in judged if j.label.label == NOT_REVIEWED),
                             unattributed_subtasks=sum(1 for j in judged if j.unattributed),
                             misleading=sum(1 for j in judged if j.misled), never_judged=len(failed))
-    note = tuple(f"{c.kind.replace('_', ' ')}: {c.where}: {c.what}" for c in checks)
+    note = check_notes(checks)
     ref = run.kit.ref(STAGE)
     if ran.all_failed:
         return run.stage_file(STAGE, "failed", f"every call gave nothing readable twice ({ran.outs[0].error}); "

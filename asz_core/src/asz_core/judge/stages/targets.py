@@ -37,7 +37,7 @@ import orjson
 from attrs import define, field
 
 from ...assembly import PERSON_SOURCES, Step
-from ..judgment import (ACTIONS, END_STATES, RELATIONS, Action, Check, Criterion, Evolution, Goal, InputJudgment,
+from ..judgment import (ACTIONS, END_STATES, RELATIONS, Action, Check, check_notes, Criterion, Evolution, Goal, InputJudgment,
                         Relation, StageFile, Target, TargetsHeader)
 from ...navigation import _clip
 from ..chunks import Chunk, Item, plan_chunks
@@ -676,7 +676,7 @@ def run_targets(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     results = tuple(scan.results[i] for i in scan.order if i in scan.results)
     header = TargetsHeader(inputs=total_inputs, answered=sum(1 for r in results if r.answered), goals=len(goals),
                            targets=len(targets), targets_in_no_goal=sum(1 for t in targets if t.goal is None))
-    note = tuple(f"{c.kind.replace('_', ' ')}: {c.where}: {c.what}" for c in scan.checks)
+    note = check_notes(scan.checks)
     return run.stage_file(STAGE, "partial" if scan.checks else "complete", None, note=note, kit=ref, evaluator=ev,
                           run=stage_run, checks=tuple(scan.checks), header=header, goals=tuple(goals),
                           targets=tuple(targets), inputs=results)
