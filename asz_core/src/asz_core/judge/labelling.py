@@ -56,8 +56,7 @@ def _left_out(where: str, checks: list[Check], lab: Any, why: str, note: str | N
 def demote(label: WorkLabel, where: str, why: str, checks: list[Check]) -> WorkLabel:
     """A label asz cannot keep for a reason of the stage's own (a delegation label with no such
     dispatch, misled work with no misleading sub-task): left out, not reviewed."""
-    checks.append(Check("left_out", where, f"{why}: its cost is not reviewed"))
-    return WorkLabel(NOT_REVIEWED, label.step, None, reason=why, given=label.label, note=label.note)
+    return _left_out(where, checks, label.label, why, label.note, step=label.step)
 
 
 def giver_cause(giver: str | None) -> str:
