@@ -288,7 +288,6 @@ def _misled_labels_and_causes(judged: list[SubtaskJudgment], checks: list[Check]
     only when a sub-task it started misled it (a held misled step in its own stream)."""
     import attrs
 
-    by = {j.stream: j for j in judged}
     misled_in: dict[str, SubtaskJudgment] = {}
     for j in judged:
         if j.misled and j.giver and j.giver != "m":
@@ -307,7 +306,6 @@ def _misled_labels_and_causes(judged: list[SubtaskJudgment], checks: list[Check]
         elif lab.label in AVOIDABLE:
             lab = attrs.evolve(lab, cause="subtask")
         out.append(attrs.evolve(j, label=lab) if lab is not j.label else j)
-    del by
     return out
 
 
