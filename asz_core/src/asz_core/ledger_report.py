@@ -156,7 +156,7 @@ def ledger_text(led: Ledger, by: str | None = None, tz: Any = None) -> Group:
         data = [({"stream": r.key, "kind": str(r.detail.get("kind")), "root": str(r.detail.get("root"))}, r.tally) for r in rs]
         main = ledger_table("streams", first, (("stream", "kind", "root"), ("stream", "root")), data, led.total, notes)
     else:
-        label = "day" + (f" ({zone_label(tz)})" if by == "day" else "") if by == "day" else by
+        label = f"day ({zone_label(tz)})" if by == "day" else by
         main = ledger_table(f"by {label}", {by: Col(by)}, ((by,),), [({by: r.key}, r.tally) for r in rs], led.total, notes)
     parts: list[Any] = [head, _prices_line(led.prices), main]
     if by != "stream":
