@@ -120,8 +120,9 @@ def unknown_notes(total: Tally) -> list[str]:
 
 
 def _notes(total: Tally, sub: Tally, helpers: Tally, copies: dict[str, int] | int = 0, replays: int = 0) -> Text:
-    lines = [f"sub-agents: {money_cell(sub)} of {money_cell(total)} ({_pct(share(sub, total)['money'])} of money, "
-             f"{_pct(share(sub, total)['tokens'])} of known tokens), {plural(sub.calls, 'call')}" if sub.calls else "sub-agents: none"]
+    part = share(sub, total)
+    lines = [f"sub-agents: {money_cell(sub)} of {money_cell(total)} ({_pct(part['money'])} of money, "
+             f"{_pct(part['tokens'])} of known tokens), {plural(sub.calls, 'call')}" if sub.calls else "sub-agents: none"]
     if helpers.calls:
         lines.append(f"helpers (compaction, warm-up): {money(helpers.money)}, {plural(helpers.calls, 'call')}")
     if isinstance(copies, dict):
