@@ -458,9 +458,7 @@ class _LeanBook:
                 info = self._model(provider, again, True)
         if info is None:
             return None
-        if type(provider.get("id")) is not str:
-            raise _Unsure
-        return _LeanProvider(provider["id"]), _LeanModel(info)
+        return _LeanProvider(pid), _LeanModel(info)  # provider is first: its id is pid, a str
 
     def _model(self, provider: dict[str, Any], ref: str, fall_back: bool) -> dict[str, Any] | None:
         models = provider.get("models") or []
