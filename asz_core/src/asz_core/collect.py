@@ -28,7 +28,7 @@ from .interfaces import RuntimeAdapter
 from .records import Cursor, Entry, Problem
 from .registry import Registry
 from .regular import kind_of, not_regular, open_regular
-from .store import TAIL_BYTES, Prepared, Round, Store, Writer
+from .store import Prepared, Round, Store, Writer, tail_before
 
 # A session whose first entries are copies of another conversation's records continues that
 # conversation (a resumed Claude Code session). The copies come first, so a few suffice.
@@ -375,17 +375,11 @@ def _cursor_for(store: Store, f: Path, st: os.stat_result, runtime: str) -> Curs
         return Cursor()
     if st.st_size == known.size and st.st_mtime_ns == known.mtime_ns and known.cursor.offset == st.st_size:
         return None
-    if st.st_size >= known.cursor.offset and _tail_matches(f, known.cursor.offset, known.tail):
+    if st.st_size >= known.cursor.offset and tail_before(f, known.cursor.offset) == known.tail:
         if st.st_size == known.cursor.offset:
             return None
         return known.cursor
     return Cursor()  # rewritten or shrunk: read it all again; stored records are not stored twice
-
-
-def _tail_matches(f: Path, offset: int, tail: bytes) -> bool:
-    with open_regular(f) as fh:
-        fh.seek(max(0, offset - TAIL_BYTES))
-        return fh.read(min(offset, TAIL_BYTES)) == tail
 
 
 class _Binder:

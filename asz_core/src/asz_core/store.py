@@ -455,11 +455,7 @@ class Writer:
         return keep
 
     def save_file(self, path: str, runtime: str, size: int, mtime_ns: int, cursor: Cursor) -> None:
-        tail = b""
-        if cursor.offset:
-            with open_regular(path) as f:
-                f.seek(max(0, cursor.offset - TAIL_BYTES))
-                tail = f.read(min(cursor.offset, TAIL_BYTES))
+        tail = tail_before(path, cursor.offset) if cursor.offset else b""
         self.db.execute(
             "INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?)",
             (path, runtime, size, mtime_ns, cursor.offset, cursor.line, tail, orjson.dumps(cursor.state)),
@@ -487,6 +483,14 @@ class Writer:
             number, parent = (row[0] + 1, row[1]) if row else (1, "")
             rnd = self._open[conversation] = _OpenRound(number, parent)
         return rnd
+
+
+def tail_before(path: str | Path, offset: int) -> bytes:
+    """The last :data:`TAIL_BYTES` of ``path`` before ``offset``: what is kept of a file read up
+    to there, and compared at the next collect to tell a file that grew from one rewritten."""
+    with open_regular(path) as f:
+        f.seek(max(0, offset - TAIL_BYTES))
+        return f.read(min(offset, TAIL_BYTES))
 
 
 Prepared = tuple[str, str, str, str, str, int, "str | None", bytes, bytes, bytes, tuple[str, ...], int]
