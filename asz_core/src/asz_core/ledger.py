@@ -152,6 +152,11 @@ class Tally:
         return self
 
     @property
+    def money_complete(self) -> bool:
+        """Every call of it priced, on all its counts: ``money`` is all of its money."""
+        return self.unpriced == 0 and self.incomplete == 0
+
+    @property
     def token_sum(self) -> int:
         """The four known types added up (a call's cache writes are not counted twice)."""
         return sum(self.tokens[k] for k in USAGE_TYPES)

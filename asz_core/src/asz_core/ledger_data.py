@@ -25,7 +25,7 @@ def tally_json(t: Tally) -> dict[str, Any]:
         "unknown_output_floor": t.output_floor,
         "money": str(t.money),
         "money_parts": {k: str(v) for k, v in t.parts.items()},
-        "money_complete": t.unpriced == 0 and t.incomplete == 0,
+        "money_complete": t.money_complete,
         "unpriced_calls": t.unpriced,
         "unpriced_reasons": dict(t.unpriced_reasons),
         "unpriced_tokens": dict(t.unpriced_tokens),

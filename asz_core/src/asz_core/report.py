@@ -69,7 +69,7 @@ def listed_json(x: Listed) -> dict[str, Any]:
         "id": x.id, "short": x.short, "runtime": x.runtime, "sessions": list(x.sessions),
         "project": s.project, "projects": list(s.projects), "started": s.started, "last_activity": s.last,
         "first_input": s.first_input, "talks": s.talks, "subagents": s.streams, "model_calls": s.total.calls,
-        "money": str(s.total.money), "money_complete": s.total.unpriced == 0 and s.total.incomplete == 0,
+        "money": str(s.total.money), "money_complete": s.total.money_complete,
         "head": f"r{x.head.number}", "head_digest": x.head.head,
     }
 
@@ -119,7 +119,7 @@ def listing_table(lst: Listing) -> FitTable:
 def money_note(tallies: Iterable[Tally]) -> str:
     """One line under a table of costs: what is not in them (nothing when all is known)."""
     ts = list(tallies)
-    part = sum(1 for t in ts if not blind(t) and (t.incomplete or t.unpriced))
+    part = sum(1 for t in ts if not blind(t) and not t.money_complete)
     bits = [BLIND_NOTE] if any(blind(t) for t in ts) else []
     if part:
         bits.append(f"{part} of these costs {'is' if part == 1 else 'are'} of what is known only: some of "
@@ -176,7 +176,7 @@ def show_json(conv: Conversation, led: Ledger) -> dict[str, Any]:
             "steps": len(t.steps),
             "own": usage_totals([conv.step(s) for s in t.steps]),
             "with_subagents": usage_totals(_talk_steps(conv, t.id, True)) if t.stream == "m" else None,
-            "money": str(m.money) if m is not None else "0", "money_complete": m is None or (not m.unpriced and not m.incomplete),
+            "money": str(m.money) if m is not None else "0", "money_complete": m is None or m.money_complete,
         })
     return {
         "id": conv.id, "runtime": conv.runtime, "round": f"r{conv.round.number}", "head": conv.round.head,
