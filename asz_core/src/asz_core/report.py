@@ -320,9 +320,13 @@ def _status(r: dict[str, Any]) -> str:
 
 # -- operations ---------------------------------------------------------------------------------
 
+def _captured(conv: Conversation) -> bool:
+    """Whether change records were captured for the conversation (else what changed is not_captured)."""
+    return any(s.changes for s in conv.steps) or bool(conv.unattached)
+
+
 def operations_json(conv: Conversation, ops: list[Any]) -> dict[str, Any]:
-    captured = any(s.changes for s in conv.steps) or bool(conv.unattached)
-    return {"id": conv.id, "round": f"r{conv.round.number}", "head": conv.round.head, "captured": captured,
+    return {"id": conv.id, "round": f"r{conv.round.number}", "head": conv.round.head, "captured": _captured(conv),
             "operations": [o.to_json() for o in ops]}
 
 
@@ -347,7 +351,7 @@ def operations_text(conv: Conversation, ops: list[Any]) -> Group:
         rel = path[len(under):] if under and path.startswith(under) else path
         t.add_row({"op": o.id, "step": o.step or "—", "talk": o.talk or "—", "tool": Text(o.tool or "—"),
                    "status": o.status or "—", "shows": o.shows, "change": what, "file": Text(path), "rel": Text(rel)})
-    captured = any(s.changes for s in conv.steps) or bool(conv.unattached)
+    captured = _captured(conv)
     note = Text("" if captured else "no change records are captured for this conversation: what changed is not_captured; "
                 "operations above are only what editing requests named", style="dim")
     return Group(head, t, note) if not captured else Group(head, t)
