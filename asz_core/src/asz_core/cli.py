@@ -60,8 +60,8 @@ def collect(
     for p in result.problems:
         err.print(f"[yellow]warning:[/] {escape(str(p))}", highlight=False)
     _emit(report.collect_json(result) if json else report.collect_table(result, convs.short_ids()), json)
-    if result.records_seen == 0 and result.files_unchanged == 0:
-        raise typer.Exit(1)  # it could read nothing it was given (warnings say why)
+    if result.read_nothing:
+        raise typer.Exit(1)
 
 
 Since = Annotated[Optional[str], typer.Option("--since", help="From this date or time on: 2025-01-31, 2025-01-31T14:00, today, yesterday, 3d, 12h (local time unless --timezone).")]

@@ -51,6 +51,11 @@ class CollectResult:
     def conversations(self) -> int:
         return len(self.rounds)
 
+    @property
+    def read_nothing(self) -> bool:
+        """Nothing it was given could be read (the warnings say why): ``asz collect`` exits 1."""
+        return self.records_seen == 0 and self.files_unchanged == 0
+
 
 def collect_json(r: CollectResult) -> dict[str, Any]:
     """What ``asz collect --json`` prints."""

@@ -78,7 +78,7 @@ def run(command: str, opts: dict[str, Any], args: list[str]) -> int:
         for p in result.problems:
             _say("warning:", "33", str(p))
         _print_json(collect_json(result))
-        return 1 if result.records_seen == 0 and result.files_unchanged == 0 else 0
+        return 1 if result.read_nothing else 0
     from . import conversations as convs
     from .gcpause import no_gc
     from .ledger_data import all_ledger_json, ledger_json
