@@ -23,7 +23,7 @@ from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those
 )
 from .pricing import PriceFile, UpdateResult
 from .records import USAGE_TYPES
-from .tables import Col, FitTable, folder, plural, short_paths, zone_label
+from .tables import Col, FitTable, folder, plural, short_paths, when, zone_label
 
 # --- tables ------------------------------------------------------------------------------------
 
@@ -227,8 +227,8 @@ def filter_notes(al: AllLedger) -> list[str]:
     f = al.filter
     out = []
     if f.timed:
-        span = " ".join(x for x in (f"from {_local(f.since, f.tz)}" if f.since else "",
-                                    f"before {_local(f.until, f.tz)}" if f.until else "") if x)
+        span = " ".join(x for x in (f"from {when(f.since, f.tz)}" if f.since else "",
+                                    f"before {when(f.until, f.tz)}" if f.until else "") if x)
         out.append(f"calls made {span} ({zone_label(f.tz)})")
         if al.untimed_calls:
             out.append(f"{plural(al.untimed_calls, 'call')} left out: the record gives no time to place them in the span")
@@ -237,12 +237,6 @@ def filter_notes(al: AllLedger) -> list[str]:
     if f.runtimes:
         out.append("runtimes " + ", ".join(f.runtimes))
     return out
-
-
-def _local(t: Any, tz: Any) -> str:
-    from .times import local
-
-    return local(t, tz).strftime("%Y-%m-%d %H:%M")
 
 
 def update_text(r: UpdateResult) -> Text:

@@ -200,9 +200,9 @@ def zone_label(tz: dt.tzinfo | None) -> str:
     return str(getattr(tz, "key", None) or tz)
 
 
-def when(ts: str | None, tz: dt.tzinfo | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
-    """A runtime's time on the wall clock of ``tz`` (None: local), as a person reads it."""
-    t = times.instant(ts)
+def when(ts: str | dt.datetime | None, tz: dt.tzinfo | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """A runtime's time (or an aware instant) on the wall clock of ``tz`` (None: local), as a person reads it."""
+    t = ts if isinstance(ts, dt.datetime) else times.instant(ts)
     return "—" if t is None else times.local(t, tz).strftime(fmt)
 
 
