@@ -1,6 +1,7 @@
-"""What the sub-task and efficiency stages share: one check of a work label (decisions.md section 8),
-who avoidable work is charged to, and what each of their calls is given besides its rows (its
-own targets, the steps the achievement stage cited for them, bounded by judge.state_bytes).
+"""What the sub-task and efficiency stages share: the targets stage's answer and its costing, one
+check of a work label (decisions.md section 8), who avoidable work is charged to, and what each
+of their calls is given besides its rows (its own targets, the steps the achievement stage cited
+for them, bounded by judge.state_bytes).
 
 A label holds only as far as the record shows what it cites (spec: "Efficiency", "Sub-tasks"):
 it cites a step of the work it labels, the one read to decide it (a talk id is not a step), and a
@@ -17,6 +18,7 @@ import orjson
 
 from .evidence import Evidence
 from .judgment import AVOIDABLE, LABELS, NOT_REVIEWED, Check, WorkLabel
+from .target_cost import Costing, cost_per_target
 
 LEFT_OUT = "left out"
 
@@ -77,14 +79,37 @@ def misled_cause(charge: str | None, giver: str | None) -> str:
 
 # --- what a call is given besides its rows ---------------------------------------------------------
 
-def read_stage(run: Any, stage: str) -> dict[str, Any] | None:
-    """A stage file the run has written (complete or partial), as JSON; None otherwise."""
+def stage_json(run: Any, stage: str) -> Any:
+    """A stage file the run has written, as JSON whatever its status; None when it cannot be read."""
     p = run.path / "stages" / f"{stage}.json"
     try:
-        d = orjson.loads(p.read_bytes())
+        return orjson.loads(p.read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return None
+
+
+def read_stage(run: Any, stage: str) -> dict[str, Any] | None:
+    """A stage file the run has written (complete or partial), as JSON; None otherwise."""
+    d = stage_json(run, stage)
     return d if isinstance(d, dict) and d.get("status") in ("complete", "partial") else None
+
+
+def targets_stage(run: Any) -> tuple[list[dict[str, Any]], Any, Any]:
+    """The targets stage's catalogue (JSON) and its records, when it holds an answer."""
+    from ..convert import structure
+    from .judgment import StageFile as SF
+
+    d = read_stage(run, "targets")
+    if d is None:
+        return [], (), ()
+    sf = structure(d, SF)
+    return list(d.get("targets") or []), sf.targets, sf.inputs
+
+
+def costing_of(run: Any, targets: Any, inputs: Any) -> Costing:
+    from ..ledger import build
+
+    return cost_per_target(run.window, build(run.window.conv, run.prices), targets, inputs)
 
 
 def cited_by_achievement(run: Any) -> dict[str, list[str]]:
@@ -190,5 +215,5 @@ def run_side_by_side(run: Any, spec: Any, backend: Any, stage: str, items: list[
     return SideBySide(mode, chunks, outs, stage_run, evref, mine_of)
 
 
-__all__ = ["SideBySide", "run_side_by_side", "check_label", "demote", "giver_cause", "misled_cause", "read_stage", "cited_by_achievement", "targets_text",
-           "cited_text", "LEFT_OUT"]
+__all__ = ["SideBySide", "run_side_by_side", "check_label", "demote", "giver_cause", "misled_cause", "read_stage", "stage_json",
+           "targets_stage", "costing_of", "cited_by_achievement", "targets_text", "cited_text", "LEFT_OUT"]

@@ -32,8 +32,7 @@ from ..context import EvaluatorSpec, Run
 from ..evidence import Evidence, for_run as evidence_for
 from ..judgment import (AVOIDABLE, NOT_REVIEWED, CallLabel, Check, check_notes, EfficiencyHeader, Finding, PartLabel, StageFile,
                         TalkLabels, WorkLabel)
-from ..labelling import check_label, demote, misled_cause, read_stage, run_side_by_side
-from .subtasks import costing_of, targets_stage
+from ..labelling import check_label, costing_of, demote, misled_cause, read_stage, run_side_by_side, stage_json, targets_stage
 from .targets import bounded_catalogue
 
 STAGE = "efficiency"
@@ -85,11 +84,7 @@ def subtask_stage(run: Run) -> tuple[str, dict[str, Any]]:
     """Whether the run has a sub-task stage: ``judged`` (its file holds decisions), ``failed``
     (it ran and failed: every sub-task not reviewed) or ``none`` (not asked: a sub-task's calls
     take the label of the part its starting step is in)."""
-    p = run.path / "stages" / "subtasks.json"
-    try:
-        d = orjson.loads(p.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return "none", {}
+    d = stage_json(run, "subtasks")
     st = d.get("status") if isinstance(d, dict) else None
     if st in ("complete", "partial"):
         return "judged", d

@@ -38,8 +38,7 @@ from ..context import EvaluatorSpec, Run
 from ..evidence import Cite, Evidence, for_run as evidence_for
 from ..judgment import (AVOIDABLE, DISPATCHES, NOT_REVIEWED, OUTCOMES, REPORTS, USES, CallLabel, Check, check_notes, Decision,
                         StageFile, SubtaskJudgment, SubtasksHeader, WorkLabel)
-from ..labelling import check_label, demote, giver_cause, misled_cause, read_stage, run_side_by_side
-from ..target_cost import Costing, cost_per_target
+from ..labelling import check_label, costing_of, demote, giver_cause, misled_cause, run_side_by_side, targets_stage
 from .targets import bounded_catalogue
 
 STAGE = "subtasks"
@@ -71,24 +70,6 @@ def subtask_streams(run: Run) -> list[str]:
         if root in judged or (w.whole and root in ("loose", "unattributed")):
             out.append(st.id)
     return out
-
-
-def targets_stage(run: Run) -> tuple[list[dict[str, Any]], Any, Any]:
-    """The targets stage's catalogue (JSON) and its records, when it holds an answer."""
-    from ...convert import structure
-    from ..judgment import StageFile as SF
-
-    d = read_stage(run, "targets")
-    if d is None:
-        return [], (), ()
-    sf = structure(d, SF)
-    return list(d.get("targets") or []), sf.targets, sf.inputs
-
-
-def costing_of(run: Run, targets: Any, inputs: Any) -> Costing:
-    from ...ledger import build
-
-    return cost_per_target(run.window, build(run.window.conv, run.prices), targets, inputs)
 
 
 # --- one sub-task, checked on its own --------------------------------------------------------------
