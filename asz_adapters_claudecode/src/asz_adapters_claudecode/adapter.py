@@ -17,7 +17,7 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
-from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem
+from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, str_id
 from asz_core.regular import open_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
 
@@ -275,7 +275,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             top = f"agent-{top}" if isinstance(top, str) and top and f"agent-{top}" != stream else None
             pending = {t for ids in st.get("tasks", {}).values() for t in ids}
             for b in blocks:
-                tid = _str_id(b.get("tool_use_id"))
+                tid = str_id(b.get("tool_use_id"))
                 ev = {"e": "tool_result", "id": tid, "error": bool(b.get("is_error")), **clip_text(_text_of(b.get("content")))}
                 side = _returned(st, tid)
                 agent = tur.get("agentId") if isinstance(tur, dict) else None
@@ -329,7 +329,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                 ev["group"] = st["group"]
             yield ev
         model = msg.get("model")
-        mid, request = _str_id(msg.get("id")), _str_id(obj.get("requestId"))
+        mid, request = str_id(msg.get("id")), str_id(obj.get("requestId"))
         if model == "<synthetic>" or not (mid or _unnamed_call(obj)):
             # Not an API call (§9.5): an API error, a rate limit, "No response requested."
             text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
@@ -363,7 +363,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                 yield {"e": "thinking", "call": call, **clip_text(b.get("thinking") or "")}
             elif t in ("tool_use", "server_tool_use"):
                 name, inp = b.get("name"), b.get("input") if isinstance(b.get("input"), dict) else {}
-                tid = _str_id(b.get("id"))
+                tid = str_id(b.get("id"))
                 if name in ("Task", "Agent") and isinstance(inp.get("prompt"), str) and tid:
                     st.setdefault("tasks", {}).setdefault(inp["prompt"], []).append(tid)
                 yield {"e": "tool_use", "call": call, "id": tid, "name": name if isinstance(name, str) else None,
@@ -414,7 +414,7 @@ class _Seen:
 def _unnamed_call(obj: dict[str, Any]) -> bool:
     """An assistant line with usage but no message id, not a <synthetic> notice: a call all the same."""
     msg = obj.get("message")
-    return (isinstance(msg, dict) and not _str_id(msg.get("id")) and isinstance(msg.get("usage"), dict)
+    return (isinstance(msg, dict) and not str_id(msg.get("id")) and isinstance(msg.get("usage"), dict)
             and msg.get("model") != "<synthetic>")
 
 
@@ -433,11 +433,6 @@ def _workflow_of(tur: dict[str, Any]) -> str | None:
         folder = tur.get("transcriptDir")
         run = Path(folder.rstrip("/\\")).name if isinstance(folder, str) and folder.strip("/\\") else None
     return f"workflow:{run}" if run else None
-
-
-def _str_id(v: Any) -> str | None:
-    """A tool call id is a non-empty string; anything else is no id."""
-    return v if isinstance(v, str) and v else None
 
 
 def _returned(st: dict[str, Any], tid: str | None) -> str | None:

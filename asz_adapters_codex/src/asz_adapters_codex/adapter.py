@@ -19,7 +19,7 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
-from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, count
+from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, count, str_id
 from asz_core.regular import is_regular, open_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
 
@@ -378,7 +378,7 @@ class CodexAdapter(RuntimeAdapter):
             yield {"e": "notice", "kind": "agent_message", **clip_text(_content_text(p.get("content")))}
 
     def _tool_call(self, sub: str, p: dict[str, Any], st: dict[str, Any], lineno: int) -> Iterator[dict[str, Any]]:
-        tid = _str_id(p.get("call_id")) or _str_id(p.get("id")) or f"{st['thread']}:L{lineno}"
+        tid = str_id(p.get("call_id")) or str_id(p.get("id")) or f"{st['thread']}:L{lineno}"
         result: dict[str, Any] | None = None
         if sub == "function_call":
             name = p.get("name")
@@ -423,7 +423,7 @@ class CodexAdapter(RuntimeAdapter):
             _cap(st["tools"])
 
     def _tool_output(self, sub: str, p: dict[str, Any], st: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        tid = _str_id(p.get("call_id"))
+        tid = str_id(p.get("call_id"))
         name = st["tools"].pop(tid, None) if tid else None
         end_failed = st["fail"].pop(tid, False) if isinstance(tid, str) else False
         if sub == "tool_search_output":
@@ -686,11 +686,6 @@ def _end_failed(sub: str, p: dict[str, Any]) -> bool:
         ok = result.get("Ok")
         return isinstance(ok, dict) and ok.get("isError") is True
     return False
-
-
-def _str_id(v: Any) -> str | None:
-    """A call id is a non-empty string; a list or an object is no id."""
-    return v if isinstance(v, str) and v else None
 
 
 def _among(v: Any, names: frozenset[str]) -> bool:

@@ -105,6 +105,12 @@ most; a count above a trillion (2**64-1, say) is no runtime's measure: unknown. 
 in range stay far inside 64 bits, so every total can be written as JSON."""
 
 
+def str_id(v: Any) -> str | None:
+    """An id as recorded (a tool call's, a message's), or None: an id is a non-empty string, and a
+    number, a list or an object (a broken record) is no id."""
+    return v if isinstance(v, str) and v else None
+
+
 def count(v: Any) -> int | None:
     """A token count as recorded, or None (unknown): a negative, out-of-range or non-integer
     value is not a count."""
