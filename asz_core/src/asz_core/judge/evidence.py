@@ -21,6 +21,8 @@ The API, in one place::
     ev.beyond_words(c, "t1")    # evidence beyond the agent's words: observed, or person_after_setting
     ev.agent_words(c)           # the agent's replies, model calls, summaries, a sub-agent's messages or report
     ev.main_reply(c)            # a reply of the agent on the main stream: what reached the person
+    ev.after_set(c, "t1")       # a step recorded after the input that created t1
+    ev.delivers(c, "t1")        # a main reply after t1 was set: what delivers an answer
     ev.sets(c, "t1")            # an input that set t1 (its create, refine or steer)
     ev.returned(c)              # a tool step that returned (a failed or unanswered request is not the thing done)
     ev.is_work(c)               # a step of an agent's work: a model call, a tool or agent call, a reply, a summary
@@ -288,9 +290,16 @@ class Evidence:
     def person_later(self, c: Cite, target: str) -> bool:
         """The person's own later input: after the input that created ``target``, and not one
         that set it (which shows what was asked, never that it was done)."""
+        return c.shows == "person" and self.after_set(c, target) and not self.sets(c, target)
+
+    def after_set(self, c: Cite, target: str) -> bool:
+        """A step recorded after the input that created ``target``."""
         created = self._created.get(target)
-        return (c.shows == "person" and created is not None and c.seq is not None and c.seq > created
-                and not self.sets(c, target))
+        return created is not None and c.seq is not None and c.seq > created
+
+    def delivers(self, c: Cite, target: str) -> bool:
+        """A reply of the agent on the main stream after ``target`` was set: what delivers an answer."""
+        return self.main_reply(c) and self.after_set(c, target)
 
     def person_after_setting(self, c: Cite, target: str) -> bool:
         """The person's input after every input that set ``target``."""

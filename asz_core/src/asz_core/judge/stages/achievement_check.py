@@ -61,7 +61,6 @@ class TargetCheck:
         self.op_step = op_step
         self.next_finding = next_finding
         self.checks: list[Check] = []
-        self.created = ev.created_at(self.tid)
 
     # --- checks and citations -------------------------------------------------------------------
 
@@ -80,7 +79,7 @@ class TargetCheck:
 
     def delivers(self, c: Cite) -> bool:
         """A reply of the agent on the main stream after the target was set: what delivers an answer."""
-        return self.ev.main_reply(c) and self.created is not None and c.seq is not None and c.seq > self.created
+        return self.ev.delivers(c, self.tid)
 
     @staticmethod
     def ids(cs: Sequence[Cite]) -> tuple[str, ...]:
@@ -303,8 +302,7 @@ class TargetCheck:
                 shown = [c for c in cs if self.delivers(c)]
                 need = "reply of the agent after the target was set"
             else:
-                shown = [c for c in cs if self.ev.returned(c) and c.seq is not None and self.created is not None
-                         and c.seq > self.created]
+                shown = [c for c in cs if self.ev.returned(c) and self.ev.after_set(c, self.tid)]
                 need = "tool step that returned after the target was set (a request is not the thing done)"
             if not shown:
                 self.note("left_out", where, f"{kind} of {concerns}: it cites no {need}; " + self.ev.why_not(cs, self.tid))
