@@ -212,7 +212,7 @@ def _take(s: _Step, items: Iterator[Item], store: Store, w: Writer, binder: _Bin
         for _ in items:
             pass  # the rest of this file's items (from the reader process) are not taken
         n.published += binder.flush()
-        problems.append(Problem(str(f), last + 1, f"reading stopped ({_error(exc)}); what came before is kept, "
+        problems.append(Problem(str(f), last + 1, f"reading stopped ({error_text(exc)}); what came before is kept, "
                                                   "the rest is read again at the next collect"))
     problems.extend(_rewrite_notes(w, str(f)))
     n.done += max(0, st.st_size - start)
@@ -290,7 +290,7 @@ def _files(adapter: RuntimeAdapter, path: Path, problems: list[Problem]) -> list
     try:
         return [Path(os.path.abspath(f)) for f in adapter.files(path)]
     except Exception as exc:  # noqa: BLE001 - an adapter's fault on one folder is a warning
-        problems.append(Problem(str(path), 0, f"{adapter.name} could not list its files here ({_error(exc)})"))
+        problems.append(Problem(str(path), 0, f"{adapter.name} could not list its files here ({error_text(exc)})"))
         return []
 
 
@@ -320,8 +320,6 @@ def _unopenable(f: Path, exc: OSError) -> str:
     return f"cannot be opened ({exc.strerror or exc})"
 
 
-_error = error_text
-
 
 def _companions(registry: Registry, store: Store, planned: set[str], problems: list[Problem]
                 ) -> Iterable[tuple[RuntimeAdapter, Path, os.stat_result, Cursor, list[Entry | Problem]]]:
@@ -348,7 +346,7 @@ def _companions(registry: Registry, store: Store, planned: set[str], problems: l
                 problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; skipped"))
                 continue
             except Exception as exc:  # noqa: BLE001 - one bad file never stops a collect
-                problems.append(Problem(str(f), cursor.line + 1, f"reading stopped ({_error(exc)}); read again at the next collect"))
+                problems.append(Problem(str(f), cursor.line + 1, f"reading stopped ({error_text(exc)}); read again at the next collect"))
                 continue
             yield adapter, f, st, cursor, items
 
