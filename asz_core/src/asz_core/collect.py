@@ -13,7 +13,6 @@ import contextlib
 import errno
 import os
 import sqlite3
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from .collect_reader import Item, Reader, as_problem, error_text, prepared, read
 from .interfaces import RuntimeAdapter
 from .records import Cursor, Entry, Problem
 from .registry import Registry
-from .regular import kind_of, not_regular, open_regular
+from .regular import not_regular, open_regular, why_not_regular
 from .store import Prepared, Round, Store, Writer, tail_before
 
 # A session whose first entries are copies of another conversation's records continues that
@@ -169,8 +168,9 @@ def _where(f: Path, store: Store, runtime: str) -> tuple[os.stat_result | None, 
     skipped): not a regular file, or it cannot be opened (probed before any adapter opens it)."""
     try:
         st = os.stat(f)
-        if not stat.S_ISREG(st.st_mode):
-            return None, None, Problem(str(f), 0, f"not a regular file ({kind_of(st.st_mode)}); skipped")
+        why = why_not_regular(st.st_mode)
+        if why:
+            return None, None, Problem(str(f), 0, f"{why}; skipped")
         cursor = _cursor_for(store, f, st, runtime)
         if cursor is not None:
             _probe(f)

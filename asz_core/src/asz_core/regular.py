@@ -31,6 +31,11 @@ def kind_of(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "neither a file nor a folder")
 
 
+def why_not_regular(mode: int) -> str | None:
+    """Why a file of this ``st_mode`` is not read (``not a regular file (a named pipe)``), or None."""
+    return None if stat.S_ISREG(mode) else f"not a regular file ({kind_of(mode)})"
+
+
 class NotRegularFile(OSError):
     """The path names something that is not a regular file. An :class:`OSError`, so code that
     already handles a file it cannot read handles this one too."""
@@ -51,7 +56,7 @@ def not_regular(path: str | os.PathLike[str]) -> str | None:
         st = os.stat(path)
     except OSError:
         return None  # missing or unreadable: the open says why
-    return None if stat.S_ISREG(st.st_mode) else f"not a regular file ({kind_of(st.st_mode)})"
+    return why_not_regular(st.st_mode)
 
 
 def is_regular(path: str | os.PathLike[str]) -> bool:
