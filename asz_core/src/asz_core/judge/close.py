@@ -614,5 +614,5 @@ def close_file(path: Path, store: Any, registry: Any = None, view: View | None =
     return CloseFile(version=VERSION, run=run["run"], ended=ended,
                      seconds=round((b - a).total_seconds(), 3) if a and b else 0.0, evaluator_seconds=eval_secs,
                      consumed=total, per_minute={k: round(getattr(total, k) / mins, 1) if eval_secs > 0 else 0.0
-                                                 for k in ("input", "output", "cache_read", "cache_write")},
+                                                 for k in USAGE_TYPES},
                      stages={s: sf.get("status", "?") for s, sf in stages.items()}, statement=st, error=error)

@@ -25,6 +25,7 @@ from attrs import frozen
 
 from ..convert import dumps, unstructure
 from ..errors import AszError, ConfigError
+from ..records import USAGE_TYPES
 from ..store import Store
 from . import config as configs
 from .judgment import (VERSION, AttemptRecord, CallResult, Consumed, EvaluatorCall, EvaluatorRef, Request, StageFile,
@@ -99,7 +100,7 @@ def add_consumed(parts: Iterable[Consumed]) -> Consumed:
 def consumed_of(result: CallResult) -> Consumed:
     said = [r for r in result.requests if r.said]
     unknown: dict[str, int] = {}
-    tot = {k: 0 for k in ("input", "output", "cache_read", "cache_write")}
+    tot = dict.fromkeys(USAGE_TYPES, 0)
     for r in said:
         for k in tot:
             v = getattr(r, k)

@@ -8,6 +8,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
+from ..records import USAGE_TYPES
 from ..tables import Col, FitTable, plural
 
 _STAGE_COLS = {"stage": Col("stage"), "status": Col("status"), "calls": Col("calls"), "prompt": Col("largest prompt", right=True),
@@ -66,7 +67,7 @@ def run_text(d: dict[str, Any]) -> Group:
         t.add_row({"stage": name, "status": sf.get("status", "?"),
                    "calls": f"{r.get('calls', 0)} ({plural(r.get('attempts', 0), 'attempt')})" if r.get("calls") else "—",
                    "prompt": f"{r.get('largest_prompt_bytes', 0):,} B" if r.get("calls") else "—",
-                   "consumed": f"{plural(c.get('requests', 0), 'request')}, {sum(c.get(k, 0) for k in ('input', 'output', 'cache_read', 'cache_write')):,} tokens, "
+                   "consumed": f"{plural(c.get('requests', 0), 'request')}, {sum(c.get(k, 0) for k in USAGE_TYPES):,} tokens, "
                                f"read {r.get('read_bytes', 0):,} B" if r.get("calls") else "—",
                    "why": Text.from_markup(why) if why else ""})
     parts.append(t)

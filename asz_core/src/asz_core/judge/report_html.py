@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..records import USAGE_TYPES
 from .close import parse_time as _t
 
 LABEL_COLOURS = {
@@ -323,7 +324,7 @@ def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
         elif s.kind == "model_call":
             text = f"a model call ({s.model or 'no model'}): " + ", ".join(
                 f"{k} {getattr(s.usage, k) if s.usage and getattr(s.usage, k) is not None else 'unknown'}"
-                for k in ("input", "output", "cache_read", "cache_write"))
+                for k in USAGE_TYPES)
         steps[sid] = {"kind": s.kind, "talk": s.talk, "stream": s.stream, "ts": s.ts, "text": text, "size": s.size,
                       "name": s.name, "status": s.status}
     served: dict[str, list[str]] = {}

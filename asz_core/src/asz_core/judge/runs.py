@@ -16,10 +16,11 @@ from typing import Any
 import orjson
 from attrs import frozen
 
+from ..records import USAGE_TYPES
 from ..store import Store, asz_home
 from . import config as configs
 
-CONSUMED_KEYS = ("input", "output", "cache_read", "cache_write")
+CONSUMED_KEYS = USAGE_TYPES
 
 
 @frozen
