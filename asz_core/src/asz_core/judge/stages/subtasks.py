@@ -205,6 +205,10 @@ def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                 else:
                     entry_of[a] = (n, e, tuple(x for x in named if x != a))
 
+    model_calls: dict[str, list[str]] = {}  # per stream its model calls in the window, in order: one pass
+    for s in w.conv.steps:
+        if s.kind == "model_call" and s.id in w.steps:
+            model_calls.setdefault(s.stream, []).append(s.id)
     judged: list[SubtaskJudgment] = []
     for a in streams:
         st = w.conv.stream(a)
@@ -213,7 +217,7 @@ def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                     started_by=sc.start.id if sc.start else None, giver=sc.start.stream if sc.start else None,
                     unattributed=st.unattributed, targets=costing.targets_of_stream(a), report_step=sc.report_step,
                     report_back=(ev.report_back(a) or (None,))[0],
-                    calls=sum(1 for s in w.conv.steps if s.stream == a and s.kind == "model_call" and s.id in w.steps))
+                    calls=len(model_calls.get(a, ())))
         got = entry_of.get(a)
         if got is None:
             why = failed.get(a) or "no decision covers it"
@@ -245,8 +249,8 @@ def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                                       misled_reason=misled_why, charge=charge, label=label, note=note))
 
     judged = _misled_labels_and_causes(judged, checks)
-    call_rows = tuple(CallLabel(s.id, j.label.label, j.label.cause) for j in judged if j.label.label != NOT_REVIEWED
-                      for s in w.conv.steps if s.stream == j.stream and s.kind == "model_call" and s.id in w.steps)
+    call_rows = tuple(CallLabel(c, j.label.label, j.label.cause) for j in judged if j.label.label != NOT_REVIEWED
+                      for c in model_calls.get(j.stream, ()))
     header = SubtasksHeader(subtasks=len(judged), decided=sum(1 for j in judged if j.judged),
                             not_reviewed=sum(1 for j in judged if j.label.label == NOT_REVIEWED),
                             unattributed_subtasks=sum(1 for j in judged if j.unattributed),
