@@ -29,9 +29,12 @@ asz keeps a decision only as far as the record shows what it cites (asz_core.jud
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
+
+from ...assembly import Step
 
 from ..chunks import Item
 from ..context import EvaluatorSpec, Run
@@ -77,10 +80,12 @@ def subtask_streams(run: Run) -> list[str]:
 class SubtaskCheck:
     """The checks of one answer entry's decisions against one sub-task."""
 
-    def __init__(self, ev: Evidence, stream: str, checks: list[Check]) -> None:
+    def __init__(self, ev: Evidence, stream: str, checks: list[Check], steps: Sequence[Step] | None = None) -> None:
+        """``steps``: the stream's steps in the window, in order, when the caller has them already."""
         self.ev, self.a, self.checks = ev, stream, checks
         self.start = ev.starting_step(stream)
-        steps = [s for s in ev.conv.steps if s.stream == stream and s.id in ev.w.steps]
+        if steps is None:
+            steps = [s for s in ev.conv.steps if s.stream == stream and s.id in ev.w.steps]
         self.own = {s.id for s in steps}
         reply = next((s for s in reversed(steps) if s.kind == "reply"), None)
         self.report_step = reply.id if reply else None
@@ -205,14 +210,15 @@ def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                 else:
                     entry_of[a] = (n, e, tuple(x for x in named if x != a))
 
-    model_calls: dict[str, list[str]] = {}  # per stream its model calls in the window, in order: one pass
+    in_window: dict[str, list[Step]] = {}  # per stream its steps in the window, in order: one pass
     for s in w.conv.steps:
-        if s.kind == "model_call" and s.id in w.steps:
-            model_calls.setdefault(s.stream, []).append(s.id)
+        if s.id in w.steps:
+            in_window.setdefault(s.stream, []).append(s)
+    model_calls = {a: [s.id for s in steps if s.kind == "model_call"] for a, steps in in_window.items()}
     judged: list[SubtaskJudgment] = []
     for a in streams:
         st = w.conv.stream(a)
-        sc = SubtaskCheck(ev, a, checks)
+        sc = SubtaskCheck(ev, a, checks, in_window.get(a, []))
         base = dict(stream=a, kind=st.kind, talks=tuple(k for k in st.talks if k in w.talks), root=w.roots.get(a, "unattributed"),
                     started_by=sc.start.id if sc.start else None, giver=sc.start.stream if sc.start else None,
                     unattributed=st.unattributed, targets=costing.targets_of_stream(a), report_step=sc.report_step,
