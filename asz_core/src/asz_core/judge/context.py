@@ -332,6 +332,18 @@ def evaluator_ref(registry: Any, spec: EvaluatorSpec, models: Iterable[str] = ()
                         notes=notes)
 
 
+def readable_with(key: str) -> Callable[[Any], str | None]:
+    """A stage's test of an answer it can read: a JSON object holding a list under ``key`` (the
+    stage's entries). What it says is why not; None when it can."""
+    def readable(answer: Any) -> str | None:
+        if not isinstance(answer, dict):
+            return "the answer is not a JSON object"
+        if not isinstance(answer.get(key), list):
+            return f"the answer has no {key} list"
+        return None
+    return readable
+
+
 def parse_answer(result: CallResult) -> Any:
     """The answer's JSON object: given as a value, or read from the raw text (a code fence and
     text around one object are tolerated). None when there is none. Every string of it is text

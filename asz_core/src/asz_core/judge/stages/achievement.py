@@ -22,7 +22,7 @@ import orjson
 from ...convert import loads, unstructure
 from ...errors import RecordError
 from ..chunks import Chunk, Item, plan_chunks
-from ..context import EvaluatorSpec, Meter, Run, StageCalls, now
+from ..context import EvaluatorSpec, Meter, Run, StageCalls, now, readable_with
 from ..evidence import for_run
 from ..judgment import AchievementHeader, Check, StageFile, check_notes, Target, TargetAchievement
 from ..kit import render
@@ -83,12 +83,7 @@ def call_note(chunk: Chunk, mode: str, total: int) -> str:
     return s
 
 
-def readable(answer: Any) -> str | None:
-    if not isinstance(answer, dict):
-        return "the answer is not a JSON object"
-    if not isinstance(answer.get("targets"), list):
-        return "the answer has no targets list"
-    return None
+readable = readable_with("targets")
 
 
 def asking_call(conv: Any, sid: str) -> str | None:

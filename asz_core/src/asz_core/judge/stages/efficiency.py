@@ -28,7 +28,7 @@ import orjson
 
 from ...assembly import Step
 from ..chunks import Item
-from ..context import EvaluatorSpec, Run
+from ..context import EvaluatorSpec, Run, readable_with
 from ..evidence import Evidence, for_run as evidence_for
 from ..judgment import (AVOIDABLE, NOT_REVIEWED, CallLabel, Check, check_notes, EfficiencyHeader, Finding, PartLabel, StageFile,
                         TalkLabels, WorkLabel)
@@ -40,12 +40,7 @@ ASKED = frozenset({"tool", "agent_call", "reply", "summary"})
 """Steps a model call asks for: a part beginning at one takes in the call before it."""
 
 
-def readable(answer: Any) -> str | None:
-    if not isinstance(answer, dict):
-        return "the answer is not a JSON object"
-    if not isinstance(answer.get("talks"), list):
-        return "the answer has no talks list"
-    return None
+readable = readable_with("talks")
 
 
 # --- the cut of a talk into parts --------------------------------------------------------------------

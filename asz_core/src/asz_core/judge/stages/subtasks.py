@@ -37,7 +37,7 @@ import orjson
 from ...assembly import Step
 
 from ..chunks import Item
-from ..context import EvaluatorSpec, Run
+from ..context import EvaluatorSpec, Run, readable_with
 from ..evidence import Cite, Evidence, for_run as evidence_for
 from ..judgment import (AVOIDABLE, DISPATCHES, NOT_REVIEWED, OUTCOMES, REPORTS, USES, CallLabel, Check, check_notes, Decision,
                         StageFile, SubtaskJudgment, SubtasksHeader, WorkLabel)
@@ -48,12 +48,7 @@ STAGE = "subtasks"
 DELEGATION = {"misdirected": "misdirected_delegation", "redundant": "redundant_delegation"}
 
 
-def readable(answer: Any) -> str | None:
-    if not isinstance(answer, dict):
-        return "the answer is not a JSON object"
-    if not isinstance(answer.get("decisions"), list):
-        return "the answer has no decisions list"
-    return None
+readable = readable_with("decisions")
 
 
 # --- what the stage judges -----------------------------------------------------------------------

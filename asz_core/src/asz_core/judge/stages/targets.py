@@ -41,7 +41,7 @@ from ..judgment import (ACTIONS, END_STATES, RELATIONS, Action, Check, check_not
                         Relation, StageFile, Target, TargetsHeader)
 from ...navigation import _clip
 from ..chunks import Chunk, Item, plan_chunks
-from ..context import EvaluatorSpec, Meter, Run, StageCalls, now
+from ..context import EvaluatorSpec, Meter, Run, StageCalls, now, readable_with
 from ..kit import render
 
 STAGE = "targets"
@@ -610,12 +610,7 @@ def call_note(n: int, total: int, chunk: Chunk, mode: str, first_own: str, last_
     return s
 
 
-def readable(answer: Any) -> str | None:
-    if not isinstance(answer, dict):
-        return "the answer is not a JSON object"
-    if not isinstance(answer.get("inputs"), list):
-        return "the answer has no inputs list"
-    return None
+readable = readable_with("inputs")
 
 
 # --- the stage ------------------------------------------------------------------------------------
