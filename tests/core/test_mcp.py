@@ -284,6 +284,38 @@ def test_an_integer_past_64_bits_is_a_tool_error_logged_and_charged_as_answered(
     assert json.loads(texts[-1])["budget_left"] == N.READ_BYTES - entries[-1]["used"]
 
 
+def test_arguments_that_are_no_json_object_are_a_tool_error_charged_and_logged(corpus_store: Any, tmp_path: Path) -> None:
+    """The SDK alone answers a list, a string or a number as arguments with a protocol error the budget
+    never sees, and runs a call whose arguments are null with none: here each is the navigator's tool
+    error, logged and charged; arguments left out still mean none."""
+    home = Path(corpus_store.path).parent
+    log = tmp_path / "reads.jsonl"
+    raw = _Raw(home, "fa812bfe", "--window", "k2", "--log", str(log))
+    bad: list[Any] = [["s1"], "x", 3, 2.5, True, None, [{"id": "k2"}]]
+    texts = []
+    try:
+        for n, args in enumerate(bad, 1):
+            res = raw.call(n, "talk", args)["result"]  # type: ignore[arg-type]
+            assert res["isError"], args
+            text = res["content"][0]["text"]
+            assert json.loads(text)["error"].startswith("the arguments are not a JSON object: "), args
+            texts.append(text)
+        raw.send_obj({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "card"}})
+        card = raw.recv()["result"]
+        assert not card["isError"]
+        texts.append(card["content"][0]["text"])
+        # What is no tool call stays the SDK's protocol error (a name that is no string).
+        raw.send_obj({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {"name": 5, "arguments": []}})
+        assert raw.recv()["error"]["code"] == -32602
+    finally:
+        raw.close()
+    entries = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [e["status"] for e in entries] == ["error"] * len(bad) + ["ok"]
+    assert entries[0]["args"] == {"(arguments)": "['s1']"} and entries[5]["args"] == {"(arguments)": "null"}
+    assert [e["bytes"] for e in entries] == [len(t.encode()) for t in texts]
+    assert entries[-1]["used"] == sum(len(t.encode()) for t in texts)
+
+
 def test_a_line_it_cannot_read_gets_an_error_reply(corpus_store: Any, tmp_path: Path) -> None:
     home = Path(corpus_store.path).parent
     log = tmp_path / "reads.jsonl"

@@ -9,9 +9,10 @@ navigator's JSON page exactly as counted. The server ends after three refused an
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +79,27 @@ def build_server(nav: Navigator, on_end: Callable[[Any], None] | None = None) ->
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=tools)
 
+    # The SDK refuses arguments that are no JSON object (a list, a string, a number) with a protocol
+    # error before any handler runs, and reads null as none given: either way the navigator (and the
+    # budget) would not see the call. A middleware takes such arguments out, keyed by the context the
+    # handler receives, so the call is validated as usual and the navigator answers its counted error.
+    not_object: dict[int, Any] = {}
+
+    async def keep_not_object(ctx: Any, call_next: Any) -> Any:
+        params = ctx.params
+        if ctx.method != "tools/call" or not isinstance(params, Mapping) or "arguments" not in params \
+                or isinstance(params["arguments"], Mapping):
+            return await call_next(ctx)
+        ctx = dataclasses.replace(ctx, params={k: v for k, v in params.items() if k != "arguments"})
+        raw = params["arguments"]
+        not_object[id(ctx)] = _NULL if raw is None else raw
+        try:
+            return await call_next(ctx)
+        finally:
+            not_object.pop(id(ctx), None)
+
     async def call_tool(ctx: Any, params: Any) -> Any:
-        args = params.arguments if isinstance(params.arguments, dict) else {}
+        args = not_object.pop(id(ctx), params.arguments)
         was_ended = nav.ended
         text = nav.call(params.name, args)
         is_error = nav.log[-1]["status"] != "ok"
@@ -87,7 +107,19 @@ def build_server(nav: Navigator, on_end: Callable[[Any], None] | None = None) ->
             on_end(ctx.request_id)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
 
-    return Server("asz-judge", instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server("asz-judge", instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
+    server.middleware.append(keep_not_object)
+    return server
+
+
+class _JsonNull:
+    """Arguments sent as JSON ``null`` (arguments left out are None, and mean none)."""
+
+    def __repr__(self) -> str:
+        return "null"
+
+
+_NULL = _JsonNull()
 
 
 def serve_stdio(nav: Navigator) -> int:
