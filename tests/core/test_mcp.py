@@ -437,3 +437,18 @@ def test_a_window_shows_no_step_past_its_end_whatever_is_asked(corpus_store: Any
     assert found["matches"] == 0 and found["rows"] == []
     whole = N.Navigator(build(corpus_store, CID), corpus_store, budget=10**12)
     assert [r["step"] for r in json.loads(whole.call("search", {"query": "did you push"}))["rows"]] == ["s432"]
+
+
+def test_one_64_bit_bound_for_arguments_and_request_ids(corpus_store: Any) -> None:
+    """A tool argument and a JSON-RPC id are taken up to the same signed 64-bit edge, both sides of it."""
+    from asz_core.mcp_wire import rejected
+    from asz_core.window import build
+
+    nav = N.Navigator(build(corpus_store, "fa812bfe", None, "k2"), corpus_store)
+    for n, inside in ((2**63 - 1, True), (2**63, False), (-(2**63), True), (-(2**63) - 1, False)):
+        got = json.loads(nav.call("step", {"id": "s3", "offset": n}))
+        assert ("out of range" in got.get("error", "")) is not inside, (n, got)
+        assert nav.log[-1]["args"]["offset"] == (n if inside else str(n))
+        # No JSON-RPC message (no method): the error reply keeps the id only if it is one.
+        rid, code, _ = rejected(json.dumps({"jsonrpc": "2.0", "id": n}))  # type: ignore[misc]
+        assert code == -32600 and rid == (n if inside else None), n

@@ -22,6 +22,17 @@ converter.register_unstructure_hook(Decimal, str)
 converter.register_structure_hook(Decimal, lambda v, _: Decimal(str(v)))
 
 
+INT64 = 2**63
+"""Integers asz takes as given in JSON it is sent (a tool argument, a JSON-RPC id) are signed 64-bit:
+``-INT64 <= n < INT64``. Past that a value is none of those, and no JSON writer of the answer or the
+log would take it."""
+
+
+def int64(n: int) -> bool:
+    """Whether ``n`` is a signed 64-bit integer (see :data:`INT64`)."""
+    return -INT64 <= n < INT64
+
+
 def fraction_text(f: Fraction) -> str:
     """An exact amount as text: a finite decimal when it has one ("12.5", "7"), else a ratio
     ("1000/3", a third of a call's 1,000 tokens). ``Fraction(text)`` reads either back."""

@@ -20,6 +20,8 @@ from typing import Any, BinaryIO
 import anyio
 import orjson
 
+from .convert import int64
+
 MAX_LINE = 4 << 20
 """A longer line is no MCP message (tool calls are a few hundred bytes): refused, not buffered."""
 
@@ -150,7 +152,7 @@ def _request_id(obj: Any) -> Any:
     rid = obj.get("id") if isinstance(obj, dict) else None
     if isinstance(rid, bool) or not isinstance(rid, int | str):
         return None
-    if isinstance(rid, int) and not -(2**63) <= rid < 2**63:
+    if isinstance(rid, int) and not int64(rid):
         return None
     if isinstance(rid, str) and _lone_surrogate(rid):
         return None

@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from .assembly import Conversation, Step, Talk
+from .convert import INT64, int64
 from .operations import operations as operations_of, record_files
 from .window import LOOSE, UNATTRIBUTED, Window, descendants, raw_at
 
@@ -87,11 +88,6 @@ def _int(v: Any, name: str, lo: int = 0) -> int:
     return n
 
 
-_INT_RANGE = 2**63
-"""An argument integer is a page, a part or an offset: one past 64 bits is no argument (and no
-JSON writer of the log or the answer would take it)."""
-
-
 def _check_args(args: dict[str, Any]) -> None:
     """Arguments the answer and the log can hold, or a NavError saying which is not: a string with a
     lone surrogate (not Unicode), an integer past 64 bits."""
@@ -101,8 +97,9 @@ def _check_args(args: dict[str, Any]) -> None:
             raise NavError(f"an argument name is not valid Unicode (a lone surrogate): {name!r}")
         if isinstance(v, str) and _printable(v) != v:
             raise NavError(f"{name}: not valid Unicode (it holds a lone surrogate)")
-        if isinstance(v, int) and not isinstance(v, bool) and not -_INT_RANGE <= v < _INT_RANGE:
-            raise NavError(f"{name}: {v} is out of range (at most {_INT_RANGE - 1})")
+        # An argument integer is a page, a part or an offset: one past 64 bits is no argument.
+        if isinstance(v, int) and not isinstance(v, bool) and not int64(v):
+            raise NavError(f"{name}: {v} is out of range (at most {INT64 - 1})")
 
 
 def _printable(text: str) -> str:
@@ -119,7 +116,7 @@ def _loggable(args: dict[str, Any]) -> dict[str, Any]:
     hold (a lone surrogate, an integer past 64 bits, a list) as its text."""
     out = {}
     for k, v in args.items():
-        if isinstance(v, int) and not isinstance(v, bool) and not -_INT_RANGE <= v < _INT_RANGE:
+        if isinstance(v, int) and not isinstance(v, bool) and not int64(v):
             v = str(v)
         elif not isinstance(v, (str, int, float, bool, type(None))):
             v = _printable(repr(v))
