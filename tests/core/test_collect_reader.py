@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from asz_core import collect_reader
+from asz_core import collect_reader, workers
 from asz_core.collect import collect, plan_files
 from asz_core.records import Cursor
 from asz_core.registry import Registry
@@ -49,7 +49,7 @@ def _all(db: Path) -> dict[str, list[tuple[Any, ...]]]:
 @pytest.fixture
 def forced(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reader process for any job, however small (on a machine that can fork)."""
-    if not collect_reader.can_fork():
+    if not workers.can_fork():
         pytest.skip("no fork here (or one CPU): collect reads in its own process")
     monkeypatch.setattr(collect_reader, "MIN_BYTES", 0)
     monkeypatch.setenv("ASZ_JOBS", "2")  # whatever the machine's load
@@ -181,16 +181,17 @@ def test_a_reader_that_dies_loses_nothing(tmp_path: Path, forced: None, monkeypa
 
 
 def test_a_busy_machine_reads_in_its_own_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A load average at the CPU count: no reader (the two would only take turns), unless asked for."""
+    """A load average at the CPU count: no reader (the two would only take turns), unless asked for.
+    The gate is workers.fork_pays, which the ledger's split asks too (tests/core/test_workers.py)."""
     monkeypatch.delenv("ASZ_JOBS", raising=False)
-    monkeypatch.setattr(collect_reader, "can_fork", lambda: True)
-    monkeypatch.setattr(collect_reader, "cpus", lambda: 2)
-    monkeypatch.setattr(collect_reader, "_load", lambda: 2.0)
+    monkeypatch.setattr(workers, "can_fork", lambda: True)
+    monkeypatch.setattr(workers, "cpus", lambda: 2)
+    monkeypatch.setattr(workers, "_load", lambda: 2.0)
     assert not collect_reader.worth_forking(100 << 20)
-    monkeypatch.setattr(collect_reader, "_load", lambda: 0.7)
+    monkeypatch.setattr(workers, "_load", lambda: 0.7)
     assert collect_reader.worth_forking(100 << 20)
     assert not collect_reader.worth_forking(collect_reader.MIN_BYTES - 1)
-    monkeypatch.setattr(collect_reader, "_load", lambda: 3.0)
+    monkeypatch.setattr(workers, "_load", lambda: 3.0)
     monkeypatch.setenv("ASZ_JOBS", "2")
     assert collect_reader.worth_forking(100 << 20)
 

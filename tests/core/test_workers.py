@@ -11,9 +11,14 @@ from asz_core import workers
 
 
 @pytest.fixture(autouse=True)
-def _fork() -> None:
+def _fork(monkeypatch: pytest.MonkeyPatch) -> None:
     if not workers.can_fork():
         pytest.skip("no fork here (or one CPU)")
+    monkeypatch.setenv("ASZ_JOBS", "2")  # forked whatever the machine's load (other tests set their own)
+
+
+def _pids(items: list[int]) -> set[int]:
+    return set(workers.in_two(items, lambda x: 1, lambda x: os.getpid()))
 
 
 def test_the_answers_are_the_jobs_in_order_half_of_them_from_the_child() -> None:
@@ -45,3 +50,19 @@ def test_one_cpu_or_asz_jobs_1_runs_here(monkeypatch: pytest.MonkeyPatch) -> Non
     assert not workers.can_fork()
     got = workers.in_two([1, 2, 3], lambda x: 1, lambda x: os.getpid())
     assert got == [os.getpid()] * 3
+
+
+def test_a_busy_machine_splits_nothing_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate collect's reader uses: a one-minute load average at the CPU count or above runs every
+    job here (the two processes would only take turns); below it, or with ASZ_JOBS=2, half go to the child."""
+    monkeypatch.delenv("ASZ_JOBS")
+    monkeypatch.setattr(workers, "cpus", lambda: 2)
+    monkeypatch.setattr(workers, "_load", lambda: 2.0)
+    assert not workers.fork_pays() and _pids([1, 2, 3, 4]) == {os.getpid()}
+    monkeypatch.setattr(workers, "_load", lambda: 0.7)
+    assert workers.fork_pays() and len(_pids([1, 2, 3, 4])) == 2
+    monkeypatch.setattr(workers, "_load", lambda: 3.0)
+    for jobs, forks in (("2", True), ("4", True), (" 2 ", True), ("1", False), ("lots", False), ("", False)):
+        monkeypatch.setenv("ASZ_JOBS", jobs)
+        assert workers.fork_pays() is forks, jobs
+        assert len(_pids([1, 2, 3, 4])) == (2 if forks else 1), jobs

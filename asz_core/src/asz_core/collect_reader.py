@@ -33,7 +33,7 @@ from .interfaces import RuntimeAdapter
 from .records import Cursor, Entry, Problem
 from .store import Prepared, prepare
 from .textclip import INPUT_DEPTH, depth_cuts
-from .workers import can_fork, cpus
+from .workers import fork_pays
 
 Item = tuple[Any, ...]
 """One thing read: a :data:`~asz_core.store.Prepared` entry (12 fields), or one of
@@ -105,22 +105,9 @@ def as_problem(item: Item) -> Problem:
 # --- the reader process -------------------------------------------------------------------
 
 def worth_forking(total_bytes: int) -> bool:
-    """Whether a reader process pays: enough to read, fork available, and a CPU to run it on. On a
-    machine already busy (its load average at least its CPUs) the two processes only take turns,
-    and the pipe and frames cost about a tenth more than reading here (measured on 2 CPUs at load 3:
-    1.83 s here, 2.02 s forked). ``ASZ_JOBS=2`` (or more) forks whatever the load; ``ASZ_JOBS=1`` never."""
-    if total_bytes < MIN_BYTES or not can_fork():
-        return False
-    if os.environ.get("ASZ_JOBS", "").strip().isdigit():
-        return True  # asked for (ASZ_JOBS=1 is can_fork's no)
-    return _load() < cpus()
-
-
-def _load() -> float:
-    try:
-        return os.getloadavg()[0]
-    except OSError:
-        return 0.0
+    """Whether a reader process pays: enough to read, and a second process that pays now
+    (:func:`~asz_core.workers.fork_pays`: fork available and the machine not already busy; ``ASZ_JOBS``)."""
+    return total_bytes >= MIN_BYTES and fork_pays()
 
 
 class Reader:
