@@ -95,21 +95,19 @@ def show(
     """Show a conversation's talks (start, duration, inputs and replies, tokens, money), sub-agents and streams."""
     tz = times.zone(timezone)
     if talk:
-        from .navigation import outline_of
-
-        conv, head_row, steps = outline_of(conversation, talk, head)
-        led = ledgers.build(conv, ledgers.load_prices())
-        _emit(report.outline_json(conv, head_row, steps, led) if json else report.outline_text(conv, head_row, steps, led, tz), json)
+        o = convs.show_talk(conversation, talk, head)
+        _emit(report.outline_json(o.conversation, o.talk, o.steps, o.ledger) if json
+              else report.outline_text(o.conversation, o.talk, o.steps, o.ledger, tz), json)
         return
-    conv = api.load(conversation, head)
     if operations:
         from .operations import of_conversation
 
+        conv = api.load(conversation, head)
         ops = of_conversation(conv)
         _emit(report.operations_json(conv, ops) if json else report.operations_text(conv, ops), json)
         return
-    led = ledgers.build(conv, ledgers.load_prices())
-    _emit(report.show_json(conv, led) if json else report.show_text(conv, led, tz), json)
+    s = convs.show(conversation, head)
+    _emit(report.show_json(s.conversation, s.ledger) if json else report.show_text(s.conversation, s.ledger, tz), json)
 
 
 @app.command()

@@ -4,12 +4,14 @@
 calls, the person's first real input, the shortest id prefix that names it), newest activity
 last. ``ledger_of_all`` gives the ledger of the conversations a :class:`Filter` keeps, cut by
 conversation, talk, stream, model, local day or project; with ``--since``/``--until`` it counts
-exactly the model calls made in that span.
+exactly the model calls made in that span. ``show`` and ``show_talk`` give one conversation (or
+one talk of it) with its ledger, what ``asz show`` prints.
 
-Both read the per-conversation summaries the ledger keeps (``ledger.summaries``), so a second
-look costs a file read. A summary says the span of time its calls lie in: a conversation wholly
-inside or outside the span (or on one local day, for ``--by day``) needs nothing more; only one
-that straddles a bound is built again, from its kept assembly, to count its calls one by one.
+The listing and the ledger of all read the per-conversation summaries the ledger keeps
+(``ledger.summaries``), so a second look costs a file read. A summary says the span of time its
+calls lie in: a conversation wholly inside or outside the span (or on one local day, for ``--by
+day``) needs nothing more; only one that straddles a bound is built again, from its kept
+assembly, to count its calls one by one.
 
 Nothing here imports typer or rich: a lean command path can use it as it is.
 """
@@ -288,6 +290,46 @@ def ledger_of_one(name: str, head: str | None, f: Filter, *, prices: str | None 
         raise AszError("--project and --runtime choose among all conversations: give them without a conversation")
     st = store or Store.open()
     return build(_load_named(st, name, head), load_prices(prices), (lambda step: f.holds(step.ts)) if f.timed else None)
+
+
+# --- one conversation, as `asz show` shows it ----------------------------------------------------
+
+@frozen
+class Shown:
+    """What ``asz show CONV`` shows: the conversation at a round, and its ledger (each talk's
+    calls, tokens and money are the ledger's)."""
+
+    conversation: Conversation
+    ledger: Ledger
+
+
+@frozen
+class Outline:
+    """What ``asz show CONV --talk kN`` shows: one talk's steps in outline (the navigation's
+    ``talk`` rows, whole), each model call priced by the conversation's ledger."""
+
+    conversation: Conversation
+    talk: dict[str, Any]
+    """The talk's head: id, stream, start, end, ..."""
+    steps: list[dict[str, Any]]
+    ledger: Ledger
+
+
+def show(name: str, head: str | int | None = None, *, prices: str | None = None, store: Store | None = None) -> Shown:
+    """The conversation named by id, unique prefix or session id at a round (default: newest),
+    with its ledger priced with ``prices`` (default: the shipped snapshot)."""
+    conv = _load_named(store or Store.open(), name, head)
+    return Shown(conv, build(conv, load_prices(prices)))
+
+
+def show_talk(name: str, talk: str, head: str | int | None = None, *, prices: str | None = None,
+              store: Store | None = None) -> Outline:
+    """One talk of the conversation named (``k3``; ``loose`` for the work before the first input)
+    in outline, with the conversation's ledger."""
+    from .navigation import outline_of  # the navigation only when a talk is asked for
+
+    conv, talk_head, steps = outline_of(name, talk, head, store=store)
+    return Outline(conv, talk_head, steps, build(conv, load_prices(prices)))
 
 
 def _load_named(store: Store, name: str, head: str | int | None) -> Conversation:
