@@ -259,3 +259,34 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
 
+
+
+def test_a_python_warning_an_adapter_raises_is_the_file_s_warning_both_ways(tmp_path: Path, forced: None,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader's stderr goes nowhere: a `warnings.warn` inside an adapter's read would be lost there
+    (and only printed, not reported, here). Both ways it is a collect warning naming the file and the
+    line, and everything is stored as without it."""
+    import warnings
+
+    from asz_adapters_claudecode.adapter import ClaudeCodeAdapter
+
+    lines = (MATCH / BIG).read_bytes().splitlines()
+    uuids = {json.loads(lines[n])["uuid"]: n + 1 for n in (101, 399)}
+    events = ClaudeCodeAdapter._events
+
+    def warning(self, typ, obj, st, stream):  # type: ignore[no-untyped-def]
+        if obj.get("uuid") in uuids:
+            warnings.warn(f"an odd field on line {uuids[obj['uuid']]}", UserWarning, stacklevel=1)
+        return events(self, typ, obj, st, stream)
+
+    clean, clean_rows = _collect([MATCH], tmp_path / "clean", reader=False, monkeypatch=monkeypatch)
+    monkeypatch.setattr(ClaudeCodeAdapter, "_events", warning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # each one, as a plugin's own filter may say
+        here, here_rows = _collect([MATCH], tmp_path / "here", reader=False, monkeypatch=monkeypatch)
+        there, there_rows = _collect([MATCH], tmp_path / "there", reader=True, monkeypatch=monkeypatch)
+    want = [f"{MATCH / BIG}:{n}: UserWarning: an odd field on line {n}" for n in (102, 400)]
+    assert [str(p) for p in there.problems] == want
+    _same_results(there, here)
+    assert there_rows == here_rows
+    assert there.records_published == clean.records_published and len(there_rows["records"]) == len(clean_rows["records"])

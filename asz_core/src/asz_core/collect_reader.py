@@ -23,6 +23,7 @@ import marshal
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,8 +65,23 @@ def read_items(adapter: RuntimeAdapter, f: Path, cursor: Cursor) -> Iterator[Ite
     adapter's failure on the file is its "err" (what it yielded before is kept); an entry the store
     cannot hold is a warning naming its line."""
     last, cuts = cursor.line, depth_cuts()
+    _listen()
+    heard = _heard
     try:
-        for item in adapter.read(f, cursor):
+        items = iter(adapter.read(f, cursor))
+        while True:
+            heard.on = True  # a Python warning raised while the adapter reads is the file's
+            try:
+                item = next(items, None)
+            finally:
+                heard.on = False
+            if heard:
+                line = item.line if item is not None and type(item.line) is int else last
+                for text in heard:
+                    yield _problem(f, line, text)
+                heard.clear()
+            if item is None:
+                break
             if isinstance(item, Problem):
                 yield _problem(item.file, item.line, item.message)
                 continue
@@ -84,6 +100,33 @@ def read_items(adapter: RuntimeAdapter, f: Path, cursor: Cursor) -> Iterator[Ite
                f"reading stopped ({error_text(exc)}); what came before is kept, the rest is read again at the next collect")
         return
     yield ("end", cursor.offset, cursor.line, state)
+
+
+class _Heard(list[str]):
+    """Python warnings heard while an adapter reads (``on``), as collect warnings' text."""
+
+    on = False
+
+
+_heard = _Heard()
+
+
+def _listen() -> None:
+    """Have Python warnings raised inside an adapter's ``read`` kept as the file's warnings, in this
+    process and in the reader (whose stderr goes nowhere): any other is shown as it was."""
+    shown = warnings.showwarning
+    if getattr(shown, "asz_reader", False):
+        return
+
+    def show(message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
+             line: str | None = None) -> None:
+        if _heard.on:
+            _heard.append(f"{category.__name__}: {message}")
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    show.asz_reader = True  # type: ignore[attr-defined]
+    warnings.showwarning = show
 
 
 def prepared(e: Entry) -> Prepared | str:
