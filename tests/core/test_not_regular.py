@@ -237,3 +237,97 @@ def test_collect_keeps_fifos_and_devices_from_an_adapter_that_would_open_them(tm
         f"{folder / 'z.jsonl'}:0: not a regular file (a character device); skipped",
         f"{spool_fifo}:0: not a regular file (a named pipe); skipped"])
     assert res.records_published == 2
+
+
+# --- Kiro's SQLite store: a FIFO swapped in between the check and the open -------------------------
+
+def _kiro_wal_store(folder: Path) -> sqlite3.Connection:
+    """A store in WAL mode whose conversation is committed in its -wal only, and the writer that
+    holds it there (closing it would fold the WAL back into the store)."""
+    _kiro_db(folder / "data.sqlite3", KIRO_DB_SAVE)
+    w = sqlite3.connect(folder / "data.sqlite3")
+    w.execute("PRAGMA journal_mode=WAL")
+    w.execute("PRAGMA wal_autocheckpoint=0")
+    row = w.execute("SELECT key, conversation_id, value, created_at, updated_at FROM conversations_v2").fetchone()
+    w.execute("DELETE FROM conversations_v2")
+    w.commit()
+    w.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the store itself without the row
+    w.execute("INSERT INTO conversations_v2 VALUES (?,?,?,?,?)", row)
+    w.commit()
+    assert (folder / "data.sqlite3-wal").stat().st_size > 0
+    return w
+
+
+def _swap_for_fifo(p: Path) -> None:
+    os.rename(p, p.with_name(p.name + ".moved"))  # the file lives on (whoever has it open keeps it)
+    os.mkfifo(p)
+
+
+def test_kiro_s_store_is_read_from_a_copy_holding_its_wal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    if not KIRO_DB_SAVE.is_file():
+        pytest.skip(f"corpus not found at {KIRO_DB_SAVE}")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    w = _kiro_wal_store(tmp_path)
+    try:
+        adapter = Registry().runtime("kiro")
+        items = list(adapter.read(tmp_path / "data.sqlite3", Cursor()))
+    finally:
+        w.close()
+    assert items and not [i for i in items if isinstance(i, Problem)]
+    assert not list(temp.iterdir())  # the copy is gone
+
+
+@pytest.mark.parametrize("swap", ["the store, before it is opened", "the store, once opened",
+                                  "its WAL, once the store is opened"])
+def test_a_fifo_swapped_in_while_kiro_s_store_is_read_is_never_waited_on(swap: str, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store is listed and sniffed as a regular file, then swapped for a FIFO (or its WAL is)
+    right before, or right after, it is opened for reading: nothing waits, a FIFO opened is named
+    in a warning, and a store swapped once it was opened is read whole."""
+    from asz_adapters_kiro import adapter as kiro
+
+    if not KIRO_DB_SAVE.is_file():
+        pytest.skip(f"corpus not found at {KIRO_DB_SAVE}")
+    db = tmp_path / "data.sqlite3"
+    wal = tmp_path / "data.sqlite3-wal"
+    w = _kiro_wal_store(tmp_path)
+    adapter = Registry().runtime("kiro")
+    try:
+        clean = list(adapter.read(db, Cursor()))
+        assert clean and adapter.files(tmp_path) == [db]
+        real_open, real_regular = kiro._StoreCopy.open, kiro.open_regular
+        armed = {"on": False}
+
+        def opening(self):  # type: ignore[no-untyped-def]
+            if self.limit is None:  # reading, the store already checked (listed, sniffed)
+                if swap.startswith("the store, before"):
+                    _swap_for_fifo(db)
+                armed["on"] = True
+            try:
+                return real_open(self)
+            finally:
+                armed["on"] = False
+
+        def regular(path):  # type: ignore[no-untyped-def]
+            f = real_regular(path)
+            if armed["on"] and Path(path) == db:
+                armed["on"] = False
+                _swap_for_fifo(db if swap.startswith("the store, once") else wal)
+            return f
+
+        monkeypatch.setattr(kiro._StoreCopy, "open", opening)
+        monkeypatch.setattr(kiro, "open_regular", regular)
+        got = _bounded([db, wal], lambda: list(adapter.read(db, Cursor())))
+    finally:
+        w.close()
+    problems = [str(i) for i in got if isinstance(i, Problem)]
+    if swap == "the store, once opened":
+        assert not problems and len(got) == len(clean)  # what was opened is what was checked: read whole
+    else:
+        fifo = db if swap.startswith("the store") else wal
+        assert problems == [f"{db}:0: cannot open SQLite store ("
+                            f"{'' if fifo == db else f'{wal}: '}not a regular file (a named pipe))"], problems

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sqlite3
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
@@ -33,7 +34,7 @@ import orjson
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects
 from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem
-from asz_core.regular import is_regular, not_regular, open_regular, read_regular
+from asz_core.regular import is_regular, open_regular, read_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
 
 INTERRUPT_PROMPT = "The user interrupted the tool execution."
@@ -145,7 +146,8 @@ class KiroAdapter(RuntimeAdapter):
         if cursor.state.get("sig") == sig:
             return
         try:
-            db = _connect(path)
+            copy = _StoreCopy(path)
+            db = copy.open()
         except (sqlite3.Error, OSError) as exc:
             yield Problem(fname, 0, f"cannot open SQLite store ({exc})")
             return
@@ -173,7 +175,7 @@ class KiroAdapter(RuntimeAdapter):
         except sqlite3.Error as exc:
             yield Problem(fname, 0, f"cannot read SQLite store ({exc}); the rest of it is skipped")
         finally:
-            db.close()
+            copy.close()
         cursor.state["sig"] = sig
 
     # -- Kiro 2.x journals ----------------------------------------------------------------
@@ -737,17 +739,15 @@ def _meta_model(meta: dict[str, Any]) -> str | None:
 
 def _sniff(p: Path) -> str | None:
     """What Kiro file ``p`` is: ``save`` (a ConversationState document), ``sqlite``,
-    ``journal`` (Kiro 2.x .jsonl), ``meta`` (its .json), or None. Reads a few KiB."""
+    ``journal`` (Kiro 2.x .jsonl), ``meta`` (its .json), or None. Reads a few KiB (an SQLite
+    file: a copy of its schema's pages)."""
     try:
         with open_regular(p) as f:
             head = f.read(_SNIFF_BYTES)
     except OSError:
         return None
     if head.startswith(_SQLITE_MAGIC):
-        try:
-            return "sqlite" if _has_conversation_tables(p) else None
-        except OSError:
-            return "sqlite"  # a side file SQLite would wait on: listed, so reading it says why
+        return "sqlite" if _has_conversation_tables(p) else None
     body = head.removeprefix(b"\xef\xbb\xbf")
     if not body.lstrip().startswith(b"{"):
         return None
@@ -784,26 +784,104 @@ def _conversation_tables(db: sqlite3.Connection) -> set[str]:
 
 
 def _has_conversation_tables(p: Path) -> bool:
-    try:
-        db = _connect(p)
+    """Whether SQLite file ``p`` has Q CLI's tables, read from a copy of its first pages (the
+    schema is written first; the rest of the copy is a hole) and, when that is not enough to
+    tell, from a whole copy. A side file that is no regular file: listed, for reading to name."""
+    for limit in (_SCHEMA_BYTES, None):
+        copy = _StoreCopy(p, limit)
         try:
-            return bool(_conversation_tables(db))
+            return bool(_conversation_tables(copy.open()))
+        except sqlite3.DatabaseError:
+            continue  # the schema reaches past the first pages (or the file is no database)
+        except OSError:
+            return copy.side_failed
         finally:
-            db.close()
-    except sqlite3.Error:
-        return False
+            copy.close()
+    return False
 
 
-def _connect(p: Path) -> sqlite3.Connection:
-    """The store, opened read-only, when it and the side files SQLite opens beside it are regular
-    files: SQLite opens them itself, and would wait forever on a FIFO. (They are checked by path
-    just before SQLite opens them: a file swapped in between is the one case not covered.)"""
-    real = p.resolve()
-    for f in (real, *(Path(f"{real}{side}") for side in ("-wal", "-shm", "-journal"))):
-        why = not_regular(f)
-        if why:
-            raise OSError(f"{f}: {why}")
-    return sqlite3.connect(f"{real.as_uri()}?mode=ro", uri=True)
+_SCHEMA_BYTES = 1 << 20
+_SIDES = ("-wal", "-journal")
+_COPY_TRIES = 3
+
+
+class _StoreCopy:
+    """The store as it stands, read by SQLite from a private copy, so SQLite never opens a file of
+    the user's folder by name: it would wait forever on a FIFO, and a check by name before it
+    opens leaves a moment to swap one in. The store and the side files holding its latest commits
+    (``-wal``, or a ``-journal`` left mid-write) are opened here as regular files (checked on the
+    descriptor, never waiting) and copied, byte for byte, into a folder only this process uses;
+    SQLite then opens the copy, applying the WAL or rolling the journal back as it would on the
+    real one (``-shm`` is only an index it rebuilds from the WAL). A copy taken while Kiro wrote
+    (a file's size or time moved during it) is taken again; the folder is removed on close.
+
+    With ``limit``, only the first ``limit`` bytes of the store and its WAL are copied (the store's
+    copy keeps its size, the rest a hole): enough to read the schema, not the rows."""
+
+    def __init__(self, store: Path, limit: int | None = None) -> None:
+        self.store, self.limit = store, limit
+        self.folder: Path | None = None
+        self.db: sqlite3.Connection | None = None
+        self.side_failed = False
+        """Whether what could not be opened was a side file (the store itself opened)."""
+
+    def open(self) -> sqlite3.Connection:
+        import tempfile
+
+        self.folder = Path(tempfile.mkdtemp(prefix="asz-kiro-"))
+        try:
+            dest = self.folder / "data.sqlite3"
+            for _ in range(_COPY_TRIES):
+                if self._copy(dest):
+                    break
+            else:
+                raise OSError(f"it changed while being read, {_COPY_TRIES} times; it is read again at the next collect")
+            self.db = sqlite3.connect(dest)
+            return self.db
+        except BaseException:
+            self.close()
+            raise
+
+    def _copy(self, dest: Path) -> bool:
+        """One copy of the store and its side files; False when one moved while it was taken."""
+        files = []
+        try:
+            files.append((open_regular(self.store), dest))
+            for side in _SIDES if self.limit is None else _SIDES[:1]:
+                src = Path(f"{self.store}{side}")
+                try:
+                    files.append((open_regular(src), Path(f"{dest}{side}")))
+                except FileNotFoundError:
+                    Path(f"{dest}{side}").unlink(missing_ok=True)
+                except OSError as exc:
+                    self.side_failed = True
+                    raise OSError(f"{src}: {exc}") from None
+            before = [_fd_sig(f) for f, _ in files]
+            for n, (f, to) in enumerate(files):
+                with open(to, "wb") as out:
+                    if self.limit is None:
+                        shutil.copyfileobj(f, out, 1 << 20)
+                    else:
+                        out.write(f.read(self.limit))
+                        if n == 0:
+                            out.truncate(before[0][1])
+            return [_fd_sig(f) for f, _ in files] == before
+        finally:
+            for f, _ in files:
+                f.close()
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+
+def _fd_sig(f: Any) -> tuple[int, int, int, int]:
+    st = os.fstat(f.fileno())
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _walk(root: Path) -> Iterator[Path]:
