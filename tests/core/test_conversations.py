@@ -13,9 +13,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from asz_core import times
-from asz_core.conversations import Filter, ledger_of_all, ledger_of_one, listing, shortest_prefixes
+from asz_core.conversations import Filter, all_rows, ledger_of_all, ledger_of_one, listing, shortest_prefixes
 from asz_core.errors import AszError, NotFound
-from asz_core.ledger import NO_TIME, Tally, for_all, load_prices
+from asz_core.ledger import NO_TIME, Tally, for_all, load_prices, summaries
+from asz_core.ledger_data import all_json, all_ledger_json
 from asz_core.store import ConversationRow, Store
 
 from .helpers import ORIGIN, RESUMED
@@ -221,6 +222,24 @@ def test_by_project(mixed: Store) -> None:
     total = Tally.sum(x.total for x in al.items)
     assert sum(t.calls for t in rows.values()) == total.calls
     assert sum((t.money for t in rows.values()), Decimal(0)) == total.money
+
+
+def test_the_rows_of_all_are_made_once_whoever_asks(mixed: Store) -> None:
+    """``asz ledger --json`` (the ledger of all) and the JSON of a list of summaries give the same
+    rows, project included: one builder makes them."""
+    sums, file = summaries(store=mixed)
+    by_id = {s.conversation: s for s in sums}
+    for by in (None, "talk", "stream", "model", "day", "project"):
+        got = all_ledger_json(ledger_of_all(Filter(tz=dt.UTC), by, store=mixed))
+        lone = all_json(sums, file, by) if by not in ("talk", "stream") else \
+            all_json(for_all(store=mixed, prices=load_prices()), file, by)
+        assert got["rows"] == lone["rows"], by
+        assert got["rows"], by
+    rows = all_ledger_json(ledger_of_all(None, None, store=mixed))["rows"]
+    assert {r["key"]: r["project"] for r in rows} == {k: s.project for k, s in by_id.items()}
+    assert any(r["project"] for r in rows)
+    with pytest.raises(ValueError, match="ledger_of"):  # a summary's talks need its ledger
+        all_rows(sums, "talk")
 
 
 def test_one_conversation_in_a_span(mixed: Store) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from asz_core.ledger import for_all, load_prices, summaries
+from asz_core.api import load
+from asz_core.ledger import for_all, load_prices, summaries, summarize
 from asz_core.ledger_report import all_json
 
 
@@ -25,10 +26,20 @@ def test_kept_summaries_give_what_the_ledger_computes(home) -> None:
     assert cache.exists()
     warm, file2 = summaries(store=home)
     ledgers = for_all(store=home, prices=load_prices())
-    for by in (None, "model", "day"):
-        want = all_json(ledgers, load_prices().file, by)
+    # the ledger's summaries, with where each conversation happened (a ledger names no project)
+    made = [summarize(led, load(led.conversation, store=home)) for led in ledgers]
+    for by in (None, "model", "day", "project"):
+        want = all_json(made, load_prices().file, by)
         assert all_json(cold, file, by) == want
         assert all_json(warm, file2, by) == want
+        of_ledgers = all_json(ledgers, load_prices().file, by)
+        if by in ("model", "day"):  # the ledgers themselves give the same
+            assert of_ledgers == want
+        else:  # the same figures, the rows of a project a ledger does not name aside
+            assert {k: v for k, v in of_ledgers.items() if k != "rows"} == {k: v for k, v in want.items() if k != "rows"}
+    rows = all_json(cold, file)["rows"]
+    assert rows and all(r["project"] == s.project for r, s in zip(rows, cold, strict=True))
+    assert any(r["project"] for r in rows)
     assert file2.sha256 == file.sha256 and file2.source == file.source and file2.path == file.path
 
 

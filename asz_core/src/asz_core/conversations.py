@@ -19,7 +19,7 @@ Nothing here imports typer or rich: a lean command path can use it as it is.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -250,37 +250,61 @@ def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str
                     continue
         kept.append(s)
 
-    items: list[Summary | Ledger] = list(kept)
-    out: list[tuple[str | None, Row]]
-    if by in ("talk", "stream"):
-        items = [ledger(s) for s in kept]
-        out = [(x.conversation, r) for x in items if isinstance(x, Ledger) for r in rows(x, by)]
-    elif by == "day":
-        out = [(None, r) for r in grouped(d for s in kept for d in _days(s, f.tz, ledger).items())]
-    elif by == "project":
-        out = [(None, r) for r in grouped((s.project or NO_PROJECT, s.total) for s in kept)]
-    elif by == "model":
-        out = [(None, r) for r in grouped(m for s in kept for m in s.by_model.items())]
-    else:
-        out = [(None, Row(s.conversation, s.total, {"runtime": s.runtime, "round": f"r{s.round}", "subagents": s.subagents,
-                                                    "project": s.project}))
-               for s in kept]
+    items: list[Summary | Ledger] = [ledger(s) for s in kept] if by in ("talk", "stream") else list(kept)
+    out = all_rows(items, by, f.tz, ledger)
     shorts = shortest_prefixes(st.conversations())
     return AllLedger(tuple(items), file, by, tuple(out), f, untimed, shorts)
 
 
-def _days(s: Summary, tz: dt.tzinfo | None, ledger: Any) -> dict[str, Tally]:
-    """A conversation's calls by local day: from its summary when they all fall on one day."""
-    a, b = times.instant(s.first_call), times.instant(s.last_call)
+def all_rows(items: Sequence[Summary | Ledger], by: str | None, tz: dt.tzinfo | None = dt.UTC,
+             ledger_of: Callable[[Summary], Ledger] | None = None) -> list[tuple[str | None, Row]]:
+    """The rows of the ledger of all, cut ``by`` (the one place they are made): one per
+    conversation (its runtime, round, sub-agents and project) by default; per talk or stream of
+    each (``(conversation, row)``); or the calls of all of them grouped by model, by day of ``tz``
+    (None: the system's local time) or by project. ``ledger_of`` builds a summary's ledger where
+    its calls are needed one by one (talks, streams, days of ``tz`` a summary's span crosses);
+    without it a summary's days are its own, UTC days. A ledger names no project."""
+    if by in ("talk", "stream"):
+        leds = [x if isinstance(x, Ledger) else _need(ledger_of)(x) for x in items]
+        return [(x.conversation, r) for x in leds for r in rows(x, by)]
+    if by == "day":
+        return [(None, r) for r in grouped(d for x in items for d in _days(x, tz, ledger_of).items())]
+    if by == "project":
+        return [(None, r) for r in grouped((_project(x) or NO_PROJECT, x.total) for x in items)]
+    if by == "model":
+        return [(None, r) for r in grouped(m for x in items for m in x.by_model.items())]
+    if by is not None:
+        raise AszError(f"--by must be one of {', '.join(BY_ALL)}, not {by!r}")
+    return [(None, Row(x.conversation, x.total, {"runtime": x.runtime, "round": f"r{x.round}", "subagents": x.subagents,
+                                                 "project": _project(x)}))
+            for x in items]
+
+
+def _project(x: Summary | Ledger) -> str | None:
+    return x.project if isinstance(x, Summary) else None
+
+
+def _need(ledger_of: Callable[[Summary], Ledger] | None) -> Callable[[Summary], Ledger]:
+    if ledger_of is None:
+        raise ValueError("a summary's calls one by one need its ledger: give ledger_of")
+    return ledger_of
+
+
+def _days(x: Summary | Ledger, tz: dt.tzinfo | None, ledger_of: Callable[[Summary], Ledger] | None) -> dict[str, Tally]:
+    """A conversation's calls by local day: from its summary when they all fall on one day (or
+    ``tz`` is UTC, a summary's own days, and there is no ledger to build)."""
+    if isinstance(x, Ledger):
+        return {r.key: r.tally for r in rows(x, "day", tz)}
+    a, b = times.instant(x.first_call), times.instant(x.last_call)
     if a is not None and b is not None and times.day(a, tz) == times.day(b, tz):
-        timed = Tally.sum(t for k, t in s.by_day.items() if k != NO_TIME)
+        timed = Tally.sum(t for k, t in x.by_day.items() if k != NO_TIME)
         out = {times.day(a, tz): timed}
-        if NO_TIME in s.by_day:
-            out[NO_TIME] = s.by_day[NO_TIME]
+        if NO_TIME in x.by_day:
+            out[NO_TIME] = x.by_day[NO_TIME]
         return out
-    if a is None and b is None:
-        return dict(s.by_day)  # only calls with no time (or none)
-    return {r.key: r.tally for r in rows(ledger(s), "day", tz)}
+    if (a is None and b is None) or (ledger_of is None and tz is dt.UTC):
+        return dict(x.by_day)  # only calls with no time (or none); or the summary's UTC days
+    return {r.key: r.tally for r in rows(_need(ledger_of)(x), "day", tz)}
 
 
 def ledger_of_one(name: str, head: str | None, f: Filter, *, prices: str | None = None,

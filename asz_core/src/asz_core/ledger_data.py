@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Any
 
-from .ledger import Ledger, Row, Summary, Tally, grouped, rows, share
+from .ledger import Ledger, Row, Summary, Tally, rows, share
 from .pricing import PriceFile, UpdateResult
 
 if TYPE_CHECKING:
@@ -78,19 +78,12 @@ def ledger_json(led: Ledger, by: str | None = None, tz: Any = dt.UTC) -> dict[st
     }
 
 
-def all_rows(items: Sequence[Ledger | Summary], by: str | None) -> list[tuple[str | None, Row]]:
-    """Rows across conversations: one per conversation by default; per talk or stream of each
-    conversation (ledgers only); or the calls of all of them grouped by model or day."""
-    if by in ("model", "day"):
-        return [(None, r) for r in grouped(kt for x in items for kt in (x.by_model if by == "model" else x.by_day).items())]
-    if by in ("talk", "stream"):
-        return [(x.conversation, r) for x in items if isinstance(x, Ledger) for r in rows(x, by)]
-    return [(None, Row(x.conversation, x.total, {"runtime": x.runtime, "round": f"r{x.round}", "subagents": x.subagents}))
-            for x in items]
-
-
 def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | None = None,
              rows_: Sequence[tuple[str | None, Row]] | None = None) -> dict[str, Any]:
+    if rows_ is None:  # the rows made where the ledger of all makes them
+        from .conversations import all_rows
+
+        rows_ = all_rows(items, by)
     total, sub, helpers = all_sums(items)
     copies, replays = counted_elsewhere(items)
     return {
@@ -101,7 +94,7 @@ def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | Non
         "subagents": {"share": share_json(sub, total), "tally": tally_json(sub)},
         "helpers": {"share": share_json(helpers, total), "tally": tally_json(helpers)},
         "counted_elsewhere": {"copies": copies, "replays": replays},
-        "rows": [row_json(r, conv) for conv, r in (all_rows(items, by) if rows_ is None else rows_)],
+        "rows": [row_json(r, conv) for conv, r in rows_],
     }
 
 

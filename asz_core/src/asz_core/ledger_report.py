@@ -18,7 +18,7 @@ from rich.text import Text
 from .conversations import AllLedger
 from .ledger import Ledger, Row, Tally, rows, share
 from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those who import them from here
-    _copies, all_json, all_ledger_json, all_rows, all_sums, counted_elsewhere, ledger_json, prices_json, row_json,
+    _copies, all_json, all_ledger_json, all_sums, counted_elsewhere, ledger_json, prices_json, row_json,
     share_json, subagents_json, tally_json, update_json,
 )
 from .pricing import PriceFile, UpdateResult
