@@ -226,7 +226,10 @@ def main() -> None:
         for i in range(max(len(w), len(g2))):
             x, y = (w[i] if i < len(w) else None), (g2[i] if i < len(g2) else None)
             if x != y:
-                print(f"  line {i}:\n   before {str(x)[:600]}\n   now    {str(y)[:600]}")
+                x, y = str(x), str(y)
+                at = next((j for j, (c, d) in enumerate(zip(x, y)) if c != d), min(len(x), len(y)))
+                cut = max(0, at - 300)  # where the two first differ, with what comes before it
+                print(f"  line {i}, from character {cut}:\n   before {x[cut:at + 300]}\n   now    {y[cut:at + 300]}")
                 shown += 1
                 if shown >= 5:
                     break

@@ -119,13 +119,17 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                 else:
                     cursor.offset = _size(path)
                 return
+        # Each line's entry is made by plain calls that append to lists (its warnings to ``probs``,
+        # its events to a list), not by nested generators: a generator per line and per event
+        # kind was a third of reading's CPU. The items come out in the same order as before.
+        probs: list[Problem] = []
+        entry = self._entry
         for item in read_objects(path, cursor):
-            if isinstance(item, Problem):
+            if type(item) is not tuple:  # a Problem
                 yield item
                 continue
-            lineno, body, obj = item
             if st["session"] is None:
-                sid = obj.get("sessionId")
+                sid = item[2].get("sessionId")
                 if isinstance(sid, str) and sid:
                     # A workflow agent's lines name "<session>#agent-<id>": the session is the part before.
                     st["session"] = sid.split("#agent-", 1)[0] or sid
@@ -134,60 +138,80 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                     continue
                 else:
                     st["session"] = path.stem
-            for h in held:
-                yield from self._entries(fname, h[0], h[1], h[2], st, seen)
-            held.clear()
-            yield from self._entries(fname, lineno, body, obj, st, seen)
+            if held:
+                yield from self._entries(fname, held, st, seen)
+                held.clear()
+            try:
+                e = entry(fname, item[0], item[1], item[2], st, seen, probs)
+            except BaseException:
+                yield from probs  # what the line said before it failed, as when each was yielded at once
+                raise
+            if probs:
+                yield from probs
+                probs.clear()
+            yield e
         if held:  # the file ended before naming its session: it is the file's own
             st["session"] = st["session"] or path.stem
-            for h in held:
-                yield from self._entries(fname, h[0], h[1], h[2], st, seen)
+            yield from self._entries(fname, held, st, seen)
 
-    def _entries(self, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any],
+    def _entries(self, fname: str, items: list[tuple[int, bytes, dict[str, Any]]], st: dict[str, Any],
                  seen: _Seen) -> Iterator[Entry | Problem]:
+        """The entries (and warnings) of lines held until the session was known."""
+        for lineno, body, obj in items:
+            probs: list[Problem] = []
+            try:
+                e = self._entry(fname, lineno, body, obj, st, seen, probs)
+            except BaseException:
+                yield from probs
+                raise
+            yield from probs
+            yield e
+
+    def _entry(self, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any],
+               seen: _Seen, probs: list[Problem]) -> Entry:
+        """One line's entry; its warnings are appended to ``probs`` (they come before it)."""
         typ = obj.get("type")
-        if not isinstance(typ, str) or typ not in _KNOWN:  # a list or an object is no type (and unhashable)
+        if isinstance(typ, str) and typ in _KNOWN:
+            kind = typ  # kind_name of a known type is the type itself
+        else:  # a list or an object is no type (and unhashable)
             # Newer Claude Code versions add entry types; one warning per type and file is enough
             # (the lines are kept whole, so a later asz can read them).
+            kind = kind_name(typ)
             known = st.setdefault("unknown_types", [])
-            if kind_name(typ) not in known:
-                known.append(kind_name(typ))
-                yield Problem(fname, lineno, f"unknown entry type {kind_name(typ)!r}; kept, no events (further lines of this type are not warned about)")
+            if kind not in known:
+                known.append(kind)
+                probs.append(Problem(fname, lineno, f"unknown entry type {kind!r}; kept, no events (further lines of this type are not warned about)"))
         uuid = obj.get("uuid")
-        key = uuid if isinstance(uuid, str) and uuid else "h:" + hashlib.blake2b(body, digest_size=12).hexdigest()
-        repeat = seen.again(key) if uuid is not None and key == uuid else False
-        stream = self._stream(obj, st)
+        if isinstance(uuid, str) and uuid:
+            key, repeat = uuid, seen.again(uuid)
+        else:
+            key, repeat = "h:" + hashlib.blake2b(body, digest_size=12).hexdigest(), False
+        if "stream" in st:
+            stream = st["stream"]
+        elif not obj.get("isSidechain"):
+            stream = "main"
+        else:
+            stream = self._side_stream(obj, st)
         if typ == "assistant" and _unnamed_call(obj):
-            yield Problem(fname, lineno, "assistant line with usage but no message id; counted as a model call of its own (this line)")
+            probs.append(Problem(fname, lineno, "assistant line with usage but no message id; counted as a model call of its own (this line)"))
         try:
             events = tuple(self._events(typ, obj, st, stream))
         except SHAPE_ERRORS as exc:
             # A line of an unexpected shape is kept whole; it just says nothing to assembly.
-            yield Problem(fname, lineno, f"{typ} line of unexpected shape ({exc}); kept, no events")
+            probs.append(Problem(fname, lineno, f"{typ} line of unexpected shape ({exc}); kept, no events"))
             events = ()
         cwd = obj.get("cwd")
         if stream == "main" and isinstance(cwd, str) and cwd and cwd != st.get("cwd"):
             st["cwd"] = cwd  # the working directory every line names: said once, and when it changes
             events = ({"e": "project", "path": cwd}, *events)
         ts = obj.get("timestamp")
-        yield Entry(
-            key=key,
-            session=st["session"],
-            stream=stream,
-            kind=kind_name(typ),
-            file=fname,
-            line=lineno,
-            raw=body,
-            events=events,
-            ts=ts if isinstance(ts, str) else None,
-            repeat=repeat,
-        )
+        # Positional, in Entry's field order (key, session, stream, kind, file, line, raw, events,
+        # ts, versioned, repeat): matching eleven keywords took as long as the rest of making it.
+        return Entry(key, st["session"], stream, kind, fname, lineno, body, events, ts if isinstance(ts, str) else None,
+                     False, repeat)
 
-    def _stream(self, obj: dict[str, Any], st: dict[str, Any]) -> str:
-        if "stream" in st:
-            return st["stream"]
-        if not obj.get("isSidechain"):
-            return "main"
+    def _side_stream(self, obj: dict[str, Any], st: dict[str, Any]) -> str:
+        """The stream of a sidechain line in a session file."""
         agent = obj.get("agentId")
         if isinstance(agent, str) and agent:
             return f"agent-{agent}"
@@ -207,28 +231,32 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         return st["side"]
 
     # -- events ---------------------------------------------------------------------------
-    def _events(self, typ: Any, obj: dict[str, Any], st: dict[str, Any], stream: str) -> Iterator[dict[str, Any]]:
-        if typ == "user":
-            yield from self._user(obj, st, stream)
-        elif typ == "assistant":
-            yield from self._assistant(obj, st, stream)
-        elif typ == "system":
-            yield from self._system(obj)
-        elif typ == "queue-operation":
-            content = obj.get("content")
-            if obj.get("operation") == "enqueue" and isinstance(content, str) and content.strip():
-                if content.lstrip().startswith("<task-notification>"):
-                    yield _task_notification(content)
-                elif not content.lstrip().startswith("/"):
-                    # Typed while the agent worked (§5d). A queued slash command shows up
-                    # later as the usual command lines, which are the input.
-                    yield {"e": "input", "source": "queued", **clip_text(content)}
-        elif typ == "progress":
+    # Each kind's method appends the line's events to ``out`` (one list, no generator per kind).
+    def _events(self, typ: Any, obj: dict[str, Any], st: dict[str, Any], stream: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if typ == "progress":
+            # Nearly half of all lines: most are hook and bash progress, which say nothing here.
             data = obj.get("data") or {}
             if data.get("type") == "agent_progress":
                 agent, tool = data.get("agentId"), obj.get("parentToolUseID")
                 if isinstance(agent, str) and agent and isinstance(tool, str) and tool:
-                    yield {"e": "starts", "id": tool, "stream": f"agent-{agent}"}
+                    out.append({"e": "starts", "id": tool, "stream": f"agent-{agent}"})
+        elif typ == "user":
+            self._user(obj, st, stream, out)
+        elif typ == "assistant":
+            self._assistant(obj, st, stream, out)
+        elif typ == "system":
+            self._system(obj, out)
+        elif typ == "queue-operation":
+            content = obj.get("content")
+            if obj.get("operation") == "enqueue" and isinstance(content, str) and content.strip():
+                if content.lstrip().startswith("<task-notification>"):
+                    out.append(_task_notification(content))
+                elif not content.lstrip().startswith("/"):
+                    # Typed while the agent worked (§5d). A queued slash command shows up
+                    # later as the usual command lines, which are the input.
+                    out.append({"e": "input", "source": "queued", **clip_text(content)})
+        return out
 
     def _first_in_stream(self, st: dict[str, Any], stream: str) -> bool:
         if stream == "main":
@@ -243,11 +271,11 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             return True
         return False
 
-    def _user(self, obj: dict[str, Any], st: dict[str, Any], stream: str) -> Iterator[dict[str, Any]]:
+    def _user(self, obj: dict[str, Any], st: dict[str, Any], stream: str, out: list[dict[str, Any]]) -> None:
         msg = obj.get("message") or {}
         content = msg.get("content")
         first = self._first_in_stream(st, stream)
-        results = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+        blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] if isinstance(content, list) else []
         if first:
             text = _text_of(content)
             ev: dict[str, Any] = {"e": "stream", "kind": _stream_kind(stream, text), "by": []}
@@ -259,66 +287,68 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             # No ``after``: the only first lines with a parent are agent-acompact's (§8), and that
             # parent is the tool result a hook reminder hung on (or the last line before the
             # compaction), not a step that started the compaction; no step can be shown to.
-            yield ev
-            if not obj.get("isMeta") and not results:
-                yield {"e": "input", "source": "agent", **clip_text(text)}
+            out.append(ev)
+            if not obj.get("isMeta") and not blocks:
+                out.append({"e": "input", "source": "agent", **clip_text(text)})
                 return
         if obj.get("isCompactSummary"):
-            yield {"e": "summary", **clip_text(_text_of(content))}
+            out.append({"e": "summary", **clip_text(_text_of(content))})
             return
-        if results:
+        if blocks:
             tur = obj.get("toolUseResult")
-            blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            tur_dict = isinstance(tur, dict)
             # Some versions write the Task result's agentId at the top of the line, not inside
             # toolUseResult (inside a sub-agent's own file the top-level agentId is its own).
             top = obj.get("agentId")
             top = f"agent-{top}" if isinstance(top, str) and top and f"agent-{top}" != stream else None
-            pending = {t for ids in st.get("tasks", {}).values() for t in ids}
+            # The Tasks still waiting, before this line's results: only asked when ``top`` is set.
+            pending = {t for ids in st.get("tasks", {}).values() for t in ids} if top else ()
             for b in blocks:
                 tid = str_id(b.get("tool_use_id"))
                 ev = {"e": "tool_result", "id": tid, "error": bool(b.get("is_error")), **clip_text(_text_of(b.get("content")))}
                 side = _returned(st, tid)
-                agent = tur.get("agentId") if isinstance(tur, dict) else None
+                agent = tur.get("agentId") if tur_dict else None
                 if isinstance(agent, str) and agent:
                     ev["starts"] = f"agent-{agent}"
-                elif isinstance(tur, dict) and _workflow_of(tur):
+                elif tur_dict and _workflow_of(tur):
                     ev["starts"] = _workflow_of(tur)  # the run whose agents this Workflow call started
                 elif side:
                     ev["starts"] = side  # the inline block this Task alone was linked to
                 elif top and (len(blocks) == 1 or tid in pending):
                     ev["starts"] = top
-                if ev.get("starts") and isinstance(tur, dict) and (tur.get("isAsync") is True or tur.get("status") == "async_launched"):
-                    ev["launch"] = True  # a background agent (or workflow): it reports by a <task-notification>
-                if ev.get("starts") and isinstance(tur, dict) and isinstance(tur.get("usage"), dict):
-                    ev["agent_usage"] = _usage(tur["usage"])
+                if "starts" in ev and tur_dict:
+                    if tur.get("isAsync") is True or tur.get("status") == "async_launched":
+                        ev["launch"] = True  # a background agent (or workflow): it reports by a <task-notification>
+                    if isinstance(tur.get("usage"), dict):
+                        ev["agent_usage"] = _usage(tur["usage"])
                 if isinstance(tur, str) and tur.startswith("Error"):
                     ev["error"] = True
-                yield ev
+                out.append(ev)
             return
         text = _text_of(content)
         stripped = text.strip()
         if obj.get("isMeta"):
             kind = "skill" if obj.get("sourceToolUseID") else ("hook" if stripped.startswith("<system-reminder>") else "meta")
-            yield {"e": "notice", "kind": kind, **clip_text(text)}
+            out.append({"e": "notice", "kind": kind, **clip_text(text)})
         elif stripped in _INTERRUPTS:
-            yield {"e": "notice", "kind": "interrupt", **clip_text(text)}
+            out.append({"e": "notice", "kind": "interrupt", **clip_text(text)})
         elif stripped.startswith("<task-notification>"):
-            yield _task_notification(text)
+            out.append(_task_notification(text))
         elif stripped.startswith(("<local-command-stdout>", "<local-command-stderr>")):
-            yield {"e": "notice", "kind": "command_output", **clip_text(text)}
+            out.append({"e": "notice", "kind": "command_output", **clip_text(text)})
         elif _is_command(stripped):
-            yield {"e": "input", "source": "command", **clip_text(_command_text(stripped))}
+            out.append({"e": "input", "source": "command", **clip_text(_command_text(stripped))})
         elif stripped.startswith("<system-reminder>") or stripped.startswith("<user-prompt-submit-hook>"):
-            yield {"e": "notice", "kind": "hook", **clip_text(text)}
+            out.append({"e": "notice", "kind": "hook", **clip_text(text)})
         elif not stripped and not _has_media(content):
-            yield {"e": "notice", "kind": "meta", **clip_text(text)}
+            out.append({"e": "notice", "kind": "meta", **clip_text(text)})
         elif stream != "main":
             # A later text line inside a sub-agent: the parent re-prompting, never the person.
-            yield {"e": "input", "source": "agent", **clip_text(text)}
+            out.append({"e": "input", "source": "agent", **clip_text(text)})
         else:
-            yield {"e": "input", "source": "person", **clip_text(text)}
+            out.append({"e": "input", "source": "person", **clip_text(text)})
 
-    def _assistant(self, obj: dict[str, Any], st: dict[str, Any], stream: str) -> Iterator[dict[str, Any]]:
+    def _assistant(self, obj: dict[str, Any], st: dict[str, Any], stream: str, out: list[dict[str, Any]]) -> None:
         msg = obj.get("message") or {}
         content = msg.get("content")
         blocks = content if isinstance(content, list) else ([{"type": "text", "text": content}] if isinstance(content, str) else [])
@@ -327,65 +357,71 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             ev: dict[str, Any] = {"e": "stream", "kind": _stream_kind(stream, ""), "by": []}
             if st.get("group"):
                 ev["group"] = st["group"]
-            yield ev
+            out.append(ev)
         model = msg.get("model")
         mid, request = str_id(msg.get("id")), str_id(obj.get("requestId"))
         if model == "<synthetic>" or not (mid or _unnamed_call(obj)):
             # Not an API call (§9.5): an API error, a rate limit, "No response requested."
             text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
             kind = "api_error" if (obj.get("isApiErrorMessage") or text.startswith("API Error")) else "synthetic"
-            yield {"e": "notice", "kind": kind, **clip_text(text)}
+            out.append({"e": "notice", "kind": kind, **clip_text(text)})
             return
         usage = msg.get("usage")
+        used = isinstance(usage, dict)
         ev = {"e": "call", "id": "", "model": model if isinstance(model, str) else None,
-              "usage": _usage(usage) if isinstance(usage, dict) else None,
-              "final": isinstance(usage, dict) and "iterations" in usage or bool(msg.get("stop_reason"))}
+              "usage": _usage(usage) if used else None,
+              "final": used and "iterations" in usage or bool(msg.get("stop_reason"))}
         if mid and request:
             # The provider's own ids: the same response wherever it was copied, in any conversation.
-            ev |= {"id": f"{mid}:{request}", "response": mid, "global": True}
+            call = ev["id"] = f"{mid}:{request}"
+            ev["response"], ev["global"] = mid, True
         elif mid:
             # No request id (a gateway answering every response with one id): scoped to its session.
-            ev |= {"id": f"{mid}@{st['session']}", "response": mid}
+            call = ev["id"] = f"{mid}@{st['session']}"
+            ev["response"] = mid
         else:
             # Usage but no id at all: a call whose identity is its line (its uuid; else its content).
             uuid = obj.get("uuid")
-            ev["id"] = f"line:{uuid}" if isinstance(uuid, str) and uuid else \
+            call = ev["id"] = f"line:{uuid}" if isinstance(uuid, str) and uuid else \
                 "line:h:" + hashlib.blake2b(json.dumps(obj, sort_keys=True, default=str).encode(), digest_size=12).hexdigest()
-        call = ev["id"]
-        yield ev
+        out.append(ev)
         for b in blocks:
             if not isinstance(b, dict):
                 continue
             t = b.get("type")
-            if t == "text" and isinstance(b.get("text"), str) and b["text"].strip():
-                yield {"e": "text", "call": call, **clip_text(b["text"])}
-            elif t == "thinking":
-                yield {"e": "thinking", "call": call, **clip_text(b.get("thinking") or "")}
-            elif t in ("tool_use", "server_tool_use"):
-                name, inp = b.get("name"), b.get("input") if isinstance(b.get("input"), dict) else {}
+            if t == "tool_use" or t == "server_tool_use":
+                name, inp = b.get("name"), b.get("input")
+                if not isinstance(inp, dict):
+                    inp = {}
                 tid = str_id(b.get("id"))
-                if name in ("Task", "Agent") and isinstance(inp.get("prompt"), str) and tid:
+                if (name == "Task" or name == "Agent") and isinstance(inp.get("prompt"), str) and tid:
                     st.setdefault("tasks", {}).setdefault(inp["prompt"], []).append(tid)
-                yield {"e": "tool_use", "call": call, "id": tid, "name": name if isinstance(name, str) else None,
-                       "input": clip_input(inp)}
+                out.append({"e": "tool_use", "call": call, "id": tid, "name": name if isinstance(name, str) else None,
+                            "input": clip_input(inp)})
+            elif t == "text":
+                text = b.get("text")
+                if isinstance(text, str) and text.strip():
+                    out.append({"e": "text", "call": call, **clip_text(text)})
+            elif t == "thinking":
+                out.append({"e": "thinking", "call": call, **clip_text(b.get("thinking") or "")})
 
-    def _system(self, obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def _system(self, obj: dict[str, Any], out: list[dict[str, Any]]) -> None:
         sub = obj.get("subtype")
         content = obj.get("content") if isinstance(obj.get("content"), str) else ""
         if sub == "local_command":
             stripped = content.strip()
             if _is_command(stripped):
-                yield {"e": "input", "source": "command", **clip_text(_command_text(stripped))}
+                out.append({"e": "input", "source": "command", **clip_text(_command_text(stripped))})
             else:
-                yield {"e": "notice", "kind": "command_output", **clip_text(content)}
+                out.append({"e": "notice", "kind": "command_output", **clip_text(content)})
         elif sub == "api_error":
             err = obj.get("error")
             text = content or (orjson.dumps(err).decode() if err is not None else "api_error")
-            yield {"e": "notice", "kind": "api_error", **clip_text(text)}
+            out.append({"e": "notice", "kind": "api_error", **clip_text(text)})
         elif sub == "compact_boundary":
-            yield {"e": "notice", "kind": "compact_boundary", **clip_text(content or "Conversation compacted")}
+            out.append({"e": "notice", "kind": "compact_boundary", **clip_text(content or "Conversation compacted")})
         elif sub == "turn_duration":
-            yield {"e": "turn_end"}
+            out.append({"e": "turn_end"})
 
 
 # --- helpers ------------------------------------------------------------------------------
@@ -483,12 +519,15 @@ def _not_a_transcript(p: Path) -> str | None:
 
 
 def _usage(u: dict[str, Any]) -> dict[str, Any]:
-    cc = u.get("cache_creation") if isinstance(u.get("cache_creation"), dict) else {}
+    g = u.get
+    cc = g("cache_creation")
+    if not isinstance(cc, dict):
+        cc = {}
     return {
-        "input": _n(u.get("input_tokens")),
-        "output": _n(u.get("output_tokens")),
-        "cache_read": _n(u.get("cache_read_input_tokens")),
-        "cache_write": _n(u.get("cache_creation_input_tokens")),
+        "input": _n(g("input_tokens")),
+        "output": _n(g("output_tokens")),
+        "cache_read": _n(g("cache_read_input_tokens")),
+        "cache_write": _n(g("cache_creation_input_tokens")),
         "cache_write_5m": _n(cc.get("ephemeral_5m_input_tokens")),
         "cache_write_1h": _n(cc.get("ephemeral_1h_input_tokens")),
     }
@@ -496,8 +535,10 @@ def _usage(u: dict[str, Any]) -> dict[str, Any]:
 
 def _n(v: Any) -> Any:
     """A count as recorded, for Usage to judge (a negative one is unknown there); a list or an
-    object is no count and is not carried into the events."""
-    return v if isinstance(v, int | float) and not isinstance(v, bool) else None
+    object is no count and is not carried into the events. (By exact type: JSON decodes numbers
+    to int and float only, and a bool is not an int here; one check instead of two.)"""
+    t = type(v)
+    return v if t is int or t is float else None
 
 
 def _text_of(content: Any) -> str:

@@ -10,6 +10,10 @@ EVENT_TEXT_BYTES = 2000
 
 def clip_text(text: str, limit: int = EVENT_TEXT_BYTES) -> dict[str, Any]:
     """``{"text": first limit bytes, "size": whole size in bytes}`` (cut on a character boundary)."""
+    # isascii is a flag Python keeps on the string: no need to encode a big text to count it. (A
+    # value that is no string goes on to fail at encode, as callers' warnings have always said.)
+    if type(text) is str and text.isascii():
+        return {"text": text if len(text) <= limit else text[:limit], "size": len(text)}
     b = text.encode("utf-8", "surrogatepass")
     if len(b) <= limit:
         return {"text": text, "size": len(b)}
@@ -36,16 +40,25 @@ def clip_input(value: Any, limit: int = EVENT_TEXT_BYTES, _depth: int = 0) -> An
     """A tool request with every long string clipped, keys kept (file paths stay whole), lists cut
     to 200 items and nesting to :data:`INPUT_DEPTH` levels."""
     if isinstance(value, str):
-        b = value.encode("utf-8", "surrogatepass")
-        return value if len(b) <= limit else b[:limit].decode("utf-8", "ignore") + f"…[{len(b)} bytes]"
+        return _clip_str(value, limit)
     if isinstance(value, dict | list) and _depth >= INPUT_DEPTH:
         _cuts[0] += 1
         return f"…[nested deeper than {INPUT_DEPTH} levels; the record keeps it]"
+    # A short plain string (most values of a request) is kept as is without a call for it.
     if isinstance(value, dict):
-        return {k: clip_input(v, limit, _depth + 1) for k, v in value.items()}
+        return {k: v if type(v) is str and len(v) <= limit and v.isascii() else clip_input(v, limit, _depth + 1)
+                for k, v in value.items()}
     if isinstance(value, list):
-        return [clip_input(v, limit, _depth + 1) for v in value[:200]]
+        return [v if type(v) is str and len(v) <= limit and v.isascii() else clip_input(v, limit, _depth + 1)
+                for v in value[:200]]
     return value
+
+
+def _clip_str(value: str, limit: int) -> str:
+    if value.isascii():  # one byte a character: no need to encode it to measure it
+        return value if len(value) <= limit else value[:limit] + f"…[{len(value)} bytes]"
+    b = value.encode("utf-8", "surrogatepass")
+    return value if len(b) <= limit else b[:limit].decode("utf-8", "ignore") + f"…[{len(b)} bytes]"
 
 
 KIND_CHARS = 80
