@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -183,7 +183,14 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                 probs.append(Problem(fname, lineno, f"unknown entry type {kind!r}; kept, no events (further lines of this type are not warned about)"))
         uuid = obj.get("uuid")
         if isinstance(uuid, str) and uuid:
-            key, repeat = uuid, seen.again(uuid)
+            key = uuid
+            if seen.all:
+                repeat = True
+            else:  # _Seen.again, written out: asked of nearly every line
+                h, keys = hash(uuid), seen.keys
+                repeat = h in keys
+                if not repeat:
+                    keys.add(h)
         else:
             key, repeat = "h:" + hashlib.blake2b(body, digest_size=12).hexdigest(), False
         if "stream" in st:
@@ -232,16 +239,17 @@ class ClaudeCodeAdapter(RuntimeAdapter):
 
     # -- events ---------------------------------------------------------------------------
     # Each kind's method appends the line's events to ``out`` (one list, no generator per kind).
-    def _events(self, typ: Any, obj: dict[str, Any], st: dict[str, Any], stream: str) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def _events(self, typ: Any, obj: dict[str, Any], st: dict[str, Any], stream: str) -> Sequence[dict[str, Any]]:
         if typ == "progress":
             # Nearly half of all lines: most are hook and bash progress, which say nothing here.
             data = obj.get("data") or {}
             if data.get("type") == "agent_progress":
                 agent, tool = data.get("agentId"), obj.get("parentToolUseID")
                 if isinstance(agent, str) and agent and isinstance(tool, str) and tool:
-                    out.append({"e": "starts", "id": tool, "stream": f"agent-{agent}"})
-        elif typ == "user":
+                    return ({"e": "starts", "id": tool, "stream": f"agent-{agent}"},)
+            return ()
+        out: list[dict[str, Any]] = []
+        if typ == "user":
             self._user(obj, st, stream, out)
         elif typ == "assistant":
             self._assistant(obj, st, stream, out)
@@ -438,6 +446,7 @@ class _Seen:
         self.all = all_met
 
     def again(self, key: str) -> bool:
+        """Whether ``key`` was met before (ClaudeCodeAdapter._entry asks the same, written out)."""
         if self.all:
             return True
         h = hash(key)

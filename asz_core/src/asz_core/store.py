@@ -506,15 +506,19 @@ def prepare(e: Entry) -> Prepared:
     fields checked, its events as JSON, its digest, its global call ids. Raises (RecordError,
     TypeError, ...) for an entry the store cannot hold."""
     _check(e)
+    events, raw = e.events, e.raw
     calls: tuple[str, ...] = ()
-    for ev in e.events:
+    for ev in events:
         if type(ev) is dict and ev.get("global") is True and ev.get("e") == "call":
             cid = ev.get("id")
             if isinstance(cid, str):
                 calls += (cid,)
-    flags = (VERSIONED if e.versioned else 0) | (REPEAT if e.repeat else 0) | (HAS_EVENTS if e.events else 0)
-    return (e.key, e.session, e.stream, e.kind, e.file, e.line, e.ts, e.raw, _dump_events(e.events),
-            _sha256(e.raw).digest(), calls, flags)
+    flags = (VERSIONED if e.versioned else 0) | (REPEAT if e.repeat else 0) | (HAS_EVENTS if events else 0)
+    try:
+        dumped = _dumps(events)
+    except TypeError:  # the rare event _dump_events mends: tried here first, one call fewer per entry
+        dumped = _dump_events(events)
+    return (e.key, e.session, e.stream, e.kind, e.file, e.line, e.ts, raw, dumped, _sha256(raw).digest(), calls, flags)
 
 
 def _check(e: Entry) -> None:
@@ -527,6 +531,7 @@ def _check(e: Entry) -> None:
 
 
 _sha256 = hashlib.sha256
+_dumps = orjson.dumps
 
 
 def _dump_events(events: tuple[dict[str, Any], ...]) -> bytes:
