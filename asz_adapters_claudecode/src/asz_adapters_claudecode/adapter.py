@@ -199,7 +199,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             stream = "main"
         else:
             stream = self._side_stream(obj, st)
-        if typ == "assistant" and _unnamed_call(obj):
+        if typ == "assistant" and _unnamed_call(obj):  # (cheap: most lines are not the model's)
             probs.append(Problem(fname, lineno, "assistant line with usage but no message id; counted as a model call of its own (this line)"))
         try:
             events = tuple(self._events(typ, obj, st, stream))
@@ -282,7 +282,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
     def _user(self, obj: dict[str, Any], st: dict[str, Any], stream: str, out: list[dict[str, Any]]) -> None:
         msg = obj.get("message") or {}
         content = msg.get("content")
-        first = self._first_in_stream(st, stream)
+        first = stream != "main" and self._first_in_stream(st, stream)
         blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] if isinstance(content, list) else []
         if first:
             text = _text_of(content)
@@ -314,7 +314,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             for b in blocks:
                 tid = str_id(b.get("tool_use_id"))
                 ev = {"e": "tool_result", "id": tid, "error": bool(b.get("is_error")), **clip_text(_text_of(b.get("content")))}
-                side = _returned(st, tid)
+                side = _returned(st, tid) if "tasks" in st or "side_by" in st else None  # (no Task yet: nothing to return)
                 agent = tur.get("agentId") if tur_dict else None
                 if isinstance(agent, str) and agent:
                     ev["starts"] = f"agent-{agent}"
@@ -360,14 +360,18 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         msg = obj.get("message") or {}
         content = msg.get("content")
         blocks = content if isinstance(content, list) else ([{"type": "text", "text": content}] if isinstance(content, str) else [])
-        if self._first_in_stream(st, stream):
+        if stream != "main" and self._first_in_stream(st, stream):
             # A sub-agent file whose first written line is the model's (rare): still its start.
             ev: dict[str, Any] = {"e": "stream", "kind": _stream_kind(stream, ""), "by": []}
             if st.get("group"):
                 ev["group"] = st["group"]
             out.append(ev)
         model = msg.get("model")
-        mid, request = str_id(msg.get("id")), str_id(obj.get("requestId"))
+        mid, request = msg.get("id"), obj.get("requestId")
+        if not (isinstance(mid, str) and mid):  # str_id, written out (as below)
+            mid = None
+        if not (isinstance(request, str) and request):
+            request = None
         if model == "<synthetic>" or not (mid or _unnamed_call(obj)):
             # Not an API call (§9.5): an API error, a rate limit, "No response requested."
             text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
@@ -530,24 +534,22 @@ def _not_a_transcript(p: Path) -> str | None:
 def _usage(u: dict[str, Any]) -> dict[str, Any]:
     g = u.get
     cc = g("cache_creation")
-    if not isinstance(cc, dict):
-        cc = {}
+    c5, c1 = (cc.get("ephemeral_5m_input_tokens"), cc.get("ephemeral_1h_input_tokens")) if isinstance(cc, dict) else (None, None)
+    i, o, r, w = g("input_tokens"), g("output_tokens"), g("cache_read_input_tokens"), g("cache_creation_input_tokens")
+    # Each count as recorded, for Usage to judge (a negative one is unknown there); a list, an
+    # object or a bool is no count and is not carried into the events. By exact type, with no
+    # call per count (those were a third of this): JSON decodes numbers to int and float only.
     return {
-        "input": _n(g("input_tokens")),
-        "output": _n(g("output_tokens")),
-        "cache_read": _n(g("cache_read_input_tokens")),
-        "cache_write": _n(g("cache_creation_input_tokens")),
-        "cache_write_5m": _n(cc.get("ephemeral_5m_input_tokens")),
-        "cache_write_1h": _n(cc.get("ephemeral_1h_input_tokens")),
+        "input": i if type(i) in _NUMBERS else None,
+        "output": o if type(o) in _NUMBERS else None,
+        "cache_read": r if type(r) in _NUMBERS else None,
+        "cache_write": w if type(w) in _NUMBERS else None,
+        "cache_write_5m": c5 if type(c5) in _NUMBERS else None,
+        "cache_write_1h": c1 if type(c1) in _NUMBERS else None,
     }
 
 
-def _n(v: Any) -> Any:
-    """A count as recorded, for Usage to judge (a negative one is unknown there); a list or an
-    object is no count and is not carried into the events. (By exact type: JSON decodes numbers
-    to int and float only, and a bool is not an int here; one check instead of two.)"""
-    t = type(v)
-    return v if t is int or t is float else None
+_NUMBERS = frozenset((int, float))
 
 
 def _text_of(content: Any) -> str:
