@@ -199,7 +199,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             stream = "main"
         else:
             stream = self._side_stream(obj, st)
-        if typ == "assistant" and _unnamed_call(obj):  # (cheap: most lines are not the model's)
+        if typ == "assistant" and not _has_message_id(obj) and _unnamed_call(obj):
             probs.append(Problem(fname, lineno, "assistant line with usage but no message id; counted as a model call of its own (this line)"))
         try:
             events = tuple(self._events(typ, obj, st, stream))
@@ -318,7 +318,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                 agent = tur.get("agentId") if tur_dict else None
                 if isinstance(agent, str) and agent:
                     ev["starts"] = f"agent-{agent}"
-                elif tur_dict and _workflow_of(tur):
+                elif tur_dict and ("runId" in tur or "transcriptDir" in tur) and _workflow_of(tur):
                     ev["starts"] = _workflow_of(tur)  # the run whose agents this Workflow call started
                 elif side:
                     ev["starts"] = side  # the inline block this Task alone was linked to
@@ -458,6 +458,14 @@ class _Seen:
             return True
         self.keys.add(h)
         return False
+
+
+def _has_message_id(obj: dict[str, Any]) -> bool:
+    """Whether the line's message names its id: most assistant lines, which then need no more
+    asked of them by :func:`_unnamed_call` (asked of every assistant line)."""
+    msg = obj.get("message")
+    mid = msg.get("id") if type(msg) is dict else None
+    return isinstance(mid, str) and mid != ""
 
 
 def _unnamed_call(obj: dict[str, Any]) -> bool:

@@ -505,8 +505,14 @@ def prepare(e: Entry) -> Prepared:
     """The work :meth:`Writer.add` does on one entry that needs nothing of the store: its
     fields checked, its events as JSON, its digest, its global call ids. Raises (RecordError,
     TypeError, ...) for an entry the store cannot hold."""
-    _check(e)
-    events, raw = e.events, e.raw
+    # Every field read once (this runs for every record collected).
+    key, session, stream, kind, file, line, raw, events, ts = e.key, e.session, e.stream, e.kind, e.file, e.line, e.raw, e.events, e.ts
+    # The fields the records table needs, of the types it stores (an adapter's bug on odd input
+    # is caught here, before a batch of other files' records would fail with it).
+    if not (type(key) is str and key and type(session) is str and session and type(stream) is str
+            and type(kind) is str and type(file) is str and type(line) is int and type(raw) is bytes
+            and (ts is None or type(ts) is str)):
+        raise RecordError(f"an entry of the wrong shape (key {key!r}, session {session!r}, line {line!r}); not stored")
     calls: tuple[str, ...] = ()
     for ev in events:
         if type(ev) is dict and ev.get("global") is True and ev.get("e") == "call":
@@ -515,19 +521,11 @@ def prepare(e: Entry) -> Prepared:
                 calls += (cid,)
     flags = (VERSIONED if e.versioned else 0) | (REPEAT if e.repeat else 0) | (HAS_EVENTS if events else 0)
     try:
-        dumped = _dumps(events)
+        # No events (nearly half of Claude Code's lines): what orjson writes for an empty tuple.
+        dumped = b"[]" if type(events) is tuple and not events else _dumps(events)
     except TypeError:  # the rare event _dump_events mends: tried here first, one call fewer per entry
         dumped = _dump_events(events)
-    return (e.key, e.session, e.stream, e.kind, e.file, e.line, e.ts, raw, dumped, _sha256(raw).digest(), calls, flags)
-
-
-def _check(e: Entry) -> None:
-    """The fields the records table needs, of the types it stores (an adapter's bug on odd input
-    is caught here, before a batch of other files' records would fail with it)."""
-    if not (type(e.key) is str and e.key and type(e.session) is str and e.session and type(e.stream) is str
-            and type(e.kind) is str and type(e.file) is str and type(e.line) is int and type(e.raw) is bytes
-            and (e.ts is None or type(e.ts) is str)):
-        raise RecordError(f"an entry of the wrong shape (key {e.key!r}, session {e.session!r}, line {e.line!r}); not stored")
+    return (key, session, stream, kind, file, line, ts, raw, dumped, _sha256(raw).digest(), calls, flags)
 
 
 _sha256 = hashlib.sha256
