@@ -412,7 +412,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
                             "input": clip_input(inp)})
             elif t == "text":
                 text = b.get("text")
-                if isinstance(text, str) and text.strip():
+                if isinstance(text, str) and text and not text.isspace():  # text.strip(), without copying the text
                     out.append({"e": "text", "call": call, **clip_text(text)})
             elif t == "thinking":
                 out.append({"e": "thinking", "call": call, **clip_text(b.get("thinking") or "")})
