@@ -83,7 +83,10 @@ def test_the_navigation_gives_later_stages_the_steps_cited(corpus_store: Any, tm
     assert whole["achievement"] == {"level": "achieved", "basis": "delivered_answer", "cited": target(st, "t3")["cited"]}
     rows = json.loads(nav.call("targets"))["targets"]
     assert [(r["id"], r["level"]) for r in rows] == [("t1", "achieved"), ("t2", "unverified"), ("t3", "achieved")]
-    assert cited_by_achievement(res) == {t: target(st, t)["cited"] for t in ("t1", "t2", "t3")}  # what later stages read
+    from types import SimpleNamespace
+
+    later = SimpleNamespace(path=res.path, window=window.build(corpus_store, "258c7280"), window_text="all")
+    assert cited_by_achievement(later) == {t: target(st, t)["cited"] for t in ("t1", "t2", "t3")}  # what later stages read
 
 
 def test_level_is_derived_from_the_states() -> None:
@@ -639,7 +642,7 @@ def test_no_targets_stage_no_achievement(corpus_store: Any, tmp_path: Path) -> N
                        store=corpus_store)
     st = json.loads((res.path / "stages/achievement.json").read_text())
     assert res.stages["targets"] == "failed" and st["status"] == "skipped"
-    assert st["reason"].startswith("the targets stage found no targets to judge")
+    assert st["reason"].startswith("no target to judge: the targets stage is failed (") and st["note"] == []
 
 
 __all__ = ["T1", "T2", "T3", "answers"]

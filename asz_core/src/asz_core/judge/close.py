@@ -3,9 +3,10 @@ price file and its stage files alone (docs/close.md).
 
 Same head + price file + stage files give the same statement byte for byte: nothing here reads
 a clock, a random number or the machine, and every sum is exact (``Fraction``) until it is
-written, rounded once. A stage that is missing, failed or skipped is read for what it is: with no
-achievement every criterion is unknown (levels unverified), with no efficiency and sub-task
-labels every cost is not reviewed (efficiency unknown), and ``basis`` says so per stage.
+written, rounded once. A stage that is missing, failed, skipped or unreadable (its file read by
+:mod:`.stage_files`, the one policy) is read for what it is: with no achievement every
+criterion is unknown (levels unverified, scores null), with no efficiency and sub-task labels
+every cost is not reviewed (efficiency unknown), and ``basis`` says so per stage.
 """
 
 from __future__ import annotations
@@ -137,34 +138,32 @@ def union(spans: Iterable[tuple[str | None, str | None]]) -> tuple[float | None,
 
 # --- reading the run ------------------------------------------------------------------------------
 
-def read_stages(path: Path) -> dict[str, dict[str, Any]]:
-    from .config import STAGES
+def read_stages(path: Path, pin: Any = None) -> dict[str, Any]:
+    """Every stage's file of the run at ``path`` as :mod:`.stage_files` reads it (``pin``: the
+    run's, from its run.json: a file of another head is unreadable)."""
+    from .stage_files import read_all
 
-    out = {}
-    for s in STAGES:
-        p = path / "stages" / f"{s}.json"
-        if p.is_file():
-            out[s] = orjson.loads(p.read_bytes())
-    return out
+    return read_all(path, pin)
+
+
+def pin_of(run: dict[str, Any]) -> Any:
+    from .stage_files import Pin
+
+    return Pin.of_json(run)
 
 
 def usable(stage: dict[str, Any] | None) -> bool:
     return bool(stage) and stage.get("status") in ("complete", "partial")
 
 
-def _basis(stages: dict[str, dict[str, Any]]) -> dict[str, str]:
+def _basis(read: dict[str, Any]) -> dict[str, str]:
     what = {"targets": "no targets, goals or shares", "achievement": "every criterion unknown: levels unverified",
             "subtasks": "sub-agents' work not reviewed", "efficiency": "costs not reviewed: efficiency unknown",
             "reference": "no source compared", "divergence": "no source's contradiction applied"}
     out = {}
     for s, consequence in what.items():
-        sf = stages.get(s)
-        if usable(sf):
-            out[s] = "used" + (" (partial)" if sf["status"] == "partial" else "")  # type: ignore[index]
-        elif sf is None:
-            out[s] = f"missing: {consequence}"
-        else:
-            out[s] = f"{sf['status']}" + (f" ({sf.get('reason')})" if sf.get("reason") else "") + f": {consequence}"
+        r = read[s]
+        out[s] = ("used" + (" (partial)" if r.status == "partial" else "")) if r.usable else f"{r.said}: {consequence}"
     return out
 
 
@@ -193,14 +192,6 @@ class Attribution:
 
 
 # --- the statement --------------------------------------------------------------------------------
-
-def _targets_stage(stage: dict[str, Any] | None) -> Any:
-    """The targets stage file as its record (None when it holds no usable answer)."""
-    from ..convert import structure
-    from .judgment import StageFile
-
-    return structure(stage, StageFile) if usable(stage) else None
-
 
 def _achievement(stage: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     """Per target, what the achievement stage kept (its ``achievement`` entries, judgment.py's
@@ -263,10 +254,20 @@ class View:
     the ledger priced with its price file."""
 
     run: dict[str, Any]
-    stages: dict[str, dict[str, Any]]
+    read: dict[str, Any]
+    """Every stage's file as :mod:`.stage_files` reads it (:class:`~.stage_files.StageRead`)."""
     window: Any
     ledger: Any
     prices: Any
+
+    @property
+    def stages(self) -> dict[str, dict[str, Any]]:
+        """The JSON of each stage file that reads (whatever its status)."""
+        return json_of(self.read)
+
+
+def json_of(read: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {s: r.data for s, r in read.items() if r.data is not None}
 
 
 def load_view(path: Path, store: Any) -> View:
@@ -282,7 +283,7 @@ def load_view(path: Path, store: Any) -> View:
     if prices.file.sha256 != run["prices"]["sha256"]:
         raise AszError(f"{path}: the price file {prices.file.path} changed since the run (SHA-256 "
                        f"{prices.file.sha256[:12]}, the run used {run['prices']['sha256'][:12]})")
-    return View(run, read_stages(path), w, ledger.build(w.conv, prices), prices)
+    return View(run, read_stages(path, pin_of(run)), w, ledger.build(w.conv, prices), prices)
 
 
 def compute(path: Path, store: Any, registry: Any = None, view: View | None = None) -> S.Statement:
@@ -298,7 +299,7 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
     targets = list(ts.get("targets", [])) if usable(ts) else []  # type: ignore[union-attr]
     inputs = list(ts.get("inputs", [])) if usable(ts) else []  # type: ignore[union-attr]
     goals = list(ts.get("goals", [])) if usable(ts) else []  # type: ignore[union-attr]
-    att = Attribution(w, led, _targets_stage(ts))
+    att = Attribution(w, led, v.read["targets"].record if v.read["targets"].usable else None)
     ach = _achievement(stages.get("achievement"))
     judged_ach = usable(stages.get("achievement"))  # without it no score was measured: None, not 0
     labels = _labels(stages)
@@ -493,7 +494,7 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
     if not targets:
         notes.append("no target: every cost of the window is unassigned")
     return S.Statement(
-        basis=_basis(stages), scores=scores, targets=tuple(outs), goals=tuple(gouts), findings=all_f,
+        basis=_basis(v.read), scores=scores, targets=tuple(outs), goals=tuple(gouts), findings=all_f,
         unassigned=unassigned.amount(), unassigned_operations=tuple(o.id for o in ops if o.id not in op_shares),
         judging=_judging(path, stages, prices, conversation.amount()), notes=tuple(notes))
 
@@ -591,14 +592,13 @@ def close_file(path: Path, store: Any, registry: Any = None, view: View | None =
     """close.json of the run at ``path``: how its stages ran, what they consumed, and the final
     statement; a function of run.json, the stage files, the store at the head and the price file
     only (the run's end is its last stage's end, never the clock)."""
-    from ..convert import structure
-    from .judgment import VERSION, CloseFile, Consumed
-    from .context import add_consumed
+    from . import stage_files
+    from .judgment import VERSION, CloseFile
 
     run = orjson.loads((path / "run.json").read_bytes())
-    stages = read_stages(path)
-    parts = [structure((sf.get("run") or {}).get("consumed") or {}, Consumed) for sf in stages.values()]
-    total = add_consumed(parts)
+    read = view.read if view is not None else read_stages(path, pin_of(run))
+    stages = json_of(read)
+    total = stage_files.consumed(read.values())
     eval_secs = round(sum(float((sf.get("run") or {}).get("seconds") or 0) for sf in stages.values()), 3)
     ends = [e for sf in stages.values() if (e := (sf.get("run") or {}).get("ended"))]
     ended = max([run["started"], *ends], key=lambda x: parse_time(x) or dt.datetime.min.replace(tzinfo=dt.UTC))
@@ -615,4 +615,4 @@ def close_file(path: Path, store: Any, registry: Any = None, view: View | None =
                      seconds=round((b - a).total_seconds(), 3) if a and b else 0.0, evaluator_seconds=eval_secs,
                      consumed=total, per_minute={k: round(getattr(total, k) / mins, 1) if eval_secs > 0 else 0.0
                                                  for k in USAGE_TYPES},
-                     stages={s: sf.get("status", "?") for s, sf in stages.items()}, statement=st, error=error)
+                     stages=stage_files.statuses(read), statement=st, error=error)

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from . import stage_files
 from .evidence import Evidence
 from .judgment import AVOIDABLE, LABELS, NOT_REVIEWED, Check, WorkLabel
 from .target_cost import Costing, cost_per_target
@@ -79,31 +80,25 @@ def misled_cause(charge: str | None, giver: str | None) -> str:
 
 # --- what a call is given besides its rows ---------------------------------------------------------
 
-def stage_json(run: Any, stage: str) -> Any:
-    """A stage file the run has written, as JSON whatever its status; None when it cannot be read."""
-    p = run.path / "stages" / f"{stage}.json"
-    try:
-        return orjson.loads(p.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return None
-
-
 def read_stage(run: Any, stage: str) -> dict[str, Any] | None:
-    """A stage file the run has written (complete or partial), as JSON; None otherwise."""
-    d = stage_json(run, stage)
-    return d if isinstance(d, dict) and d.get("status") in ("complete", "partial") else None
+    """An earlier stage's file as JSON when it is usable (complete or partial, read by
+    :mod:`.stage_files`); None otherwise."""
+    got = stage_files.of_run(run, stage)
+    return got.data if got.usable else None
+
+
+def not_read(run: Any, *stages: str) -> tuple[str, ...]:
+    """The note lines of a later stage for those of ``stages`` whose files are missing or
+    unreadable (a failed or skipped stage says so in its own file)."""
+    return tuple(n for s in stages if (n := stage_files.of_run(run, s).not_read_note()))
 
 
 def targets_stage(run: Any) -> tuple[list[dict[str, Any]], Any, Any]:
     """The targets stage's catalogue (JSON) and its records, when it holds an answer."""
-    from ..convert import structure
-    from .judgment import StageFile as SF
-
-    d = read_stage(run, "targets")
-    if d is None:
+    got = stage_files.of_run(run, "targets")
+    if not got.usable or got.record is None or got.data is None:
         return [], (), ()
-    sf = structure(d, SF)
-    return list(d.get("targets") or []), sf.targets, sf.inputs
+    return list(got.data.get("targets") or []), got.record.targets, got.record.inputs
 
 
 def costing_of(run: Any, targets: Any, inputs: Any) -> Costing:
@@ -215,5 +210,5 @@ def run_side_by_side(run: Any, spec: Any, backend: Any, stage: str, items: list[
     return SideBySide(mode, chunks, outs, stage_run, evref, mine_of)
 
 
-__all__ = ["SideBySide", "run_side_by_side", "check_label", "demote", "giver_cause", "misled_cause", "read_stage", "stage_json",
+__all__ = ["SideBySide", "run_side_by_side", "check_label", "demote", "giver_cause", "misled_cause", "read_stage", "not_read",
            "targets_stage", "costing_of", "cited_by_achievement", "targets_text", "cited_text", "LEFT_OUT"]

@@ -280,11 +280,11 @@ def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
     import orjson
 
     from .. import window as windows
-    from .close import load_view, read_stages, stage_findings
+    from .close import load_view, stage_findings
 
-    d = {"run": orjson.loads((path / "run.json").read_bytes()), "stages": read_stages(path),
-         "close": orjson.loads((path / "close.json").read_bytes()) if (path / "close.json").is_file() else None}
     v = view or load_view(path, store)
+    d = {"run": orjson.loads((path / "run.json").read_bytes()), "stages": v.stages,
+         "close": orjson.loads((path / "close.json").read_bytes()) if (path / "close.json").is_file() else None}
     w, led = v.window, v.ledger
     conv = w.conv
     st = (d["close"] or {}).get("statement") or {}

@@ -164,11 +164,12 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
         sf = _write_stage(run, sf)
         statuses[stage] = sf.status
     from . import report_html
-    from .close import View, close_file, read_stages
+    from .close import View, close_file, pin_of, read_stages
 
     # The close reads the window and prices the run was pinned to (as load_view would build them
     # again from run.json, without assembling a large conversation twice).
-    view = View(orjson.loads((path / "run.json").read_bytes()), read_stages(path), w, ledger.build(w.conv, prices), prices)
+    run_json = orjson.loads((path / "run.json").read_bytes())
+    view = View(run_json, read_stages(path, pin_of(run_json)), w, ledger.build(w.conv, prices), prices)
     close = close_file(path, store, registry, view)
     write_once(path / "close.json", dumps(close, indent=True) + b"\n")
     if view is not None:
@@ -244,16 +245,18 @@ def find_run(name: str | Path, home: Path | None = None) -> Path:
 
 
 def read_run(path: Path) -> dict[str, Any]:
-    """A run as plain JSON: run.json, every stage file written, and close.json when it closed."""
+    """A run as plain JSON: run.json, every stage file written, and close.json when it closed. A
+    stage file that does not read (:mod:`.stage_files`) stands as ``{stage, status: unreadable,
+    reason}``, the reason saying why."""
+    from .stage_files import Pin, present, read_all
+
     def load(p: Path) -> Any:
         return orjson.loads(p.read_bytes()) if p.is_file() else None
 
-    stages = {}
-    for s in configs.STAGES:
-        got = load(path / "stages" / f"{s}.json")
-        if got is not None:
-            stages[s] = got
-    return {"path": str(path), "run": load(path / "run.json"), "stages": stages, "close": load(path / "close.json")}
+    run = load(path / "run.json")
+    stages = {s: r.data if r.data is not None else {"stage": s, "status": r.status, "reason": r.problem}
+              for s, r in present(read_all(path, Pin.of_json(run))).items()}
+    return {"path": str(path), "run": run, "stages": stages, "close": load(path / "close.json")}
 
 
 def _n(n: int, what: str) -> str:

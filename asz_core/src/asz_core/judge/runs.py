@@ -3,7 +3,8 @@
 A run is a directory ``runs/<conversation>/<run id>/`` holding ``run.json`` (written when it
 starts, with the process that runs it), a file per stage as each ends, and ``close.json`` when
 it closed. A run without ``close.json`` is still going when its process is alive on this machine,
-and otherwise was stopped before it closed. Reads JSON only: no store, no judge code.
+and otherwise was stopped before it closed. Reads JSON only (the stage files by
+:mod:`.stage_files`' policy: one that does not read is listed ``unreadable``, with why): no store.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from attrs import frozen
+from attrs import field, frozen
 
+from ..convert import unstructure
 from ..records import USAGE_TYPES
+from ..regular import read_regular
 from ..store import Store, asz_home
-from . import config as configs
+from . import stage_files
 
 CONSUMED_KEYS = USAGE_TYPES
 
@@ -45,6 +48,8 @@ class RunRow:
     rounded; None where there was nothing to weigh."""
     units: dict[str, str]
     """What each score weighs: ``money``, or ``tokens`` when a call of the targets is unpriced."""
+    unreadable: dict[str, str] = field(factory=dict)
+    """Stage -> why its file does not read (:mod:`.stage_files`); its status is ``unreadable``."""
 
 
 def list_runs(conversation: str | None = None, *, home: Path | None = None, store: Store | None = None) -> list[RunRow]:
@@ -75,8 +80,10 @@ def _resolve(name: str, home: Path | None, store: Store | None) -> str | None:
 
 
 def _load(p: Path) -> Any:
+    """run.json or close.json as JSON; None when it is not there or does not read (only a regular
+    file is opened: a FIFO in its place never waits)."""
     try:
-        return orjson.loads(p.read_bytes())
+        return orjson.loads(read_regular(p))
     except (OSError, orjson.JSONDecodeError):
         return None
 
@@ -84,36 +91,22 @@ def _load(p: Path) -> Any:
 def _row(path: Path) -> RunRow:
     run = _load(path / "run.json") or {}
     close = _load(path / "close.json")
-    stages: dict[str, str] = {}
-    parts: list[dict[str, Any]] = []
-    for s in configs.STAGES:
-        sf = _load(path / "stages" / f"{s}.json")
-        if isinstance(sf, dict):
-            stages[s] = str(sf.get("status"))
-            parts.append(((sf.get("run") or {}).get("consumed")) or {})
+    read = stage_files.read_all(path, stage_files.Pin.of_json(run))
     if isinstance(close, dict):
         status = "closed"
         consumed = close.get("consumed") or {}
     else:
         status = "running" if alive(run.get("pid"), run.get("host")) else "stopped"
-        consumed = _sum(parts)
+        consumed = unstructure(stage_files.consumed(read.values()))
     evals = run.get("evaluators") or {}
     specs = tuple(dict.fromkeys(str(e.get("spec") or e.get("name")) for e in evals.values() if isinstance(e, dict)))
     return RunRow(run=path.name, path=str(path), conversation=str(run.get("conversation") or path.parent.name),
                   head=run.get("head"), window=run.get("window"), started=run.get("started"),
-                  ended=close.get("ended") if isinstance(close, dict) else None, status=status, stages=stages,
-                  evaluators=specs, consumed=consumed, scores={k: v for k, (v, _) in _scores(close).items()},
-                  units={k: u for k, (_, u) in _scores(close).items() if u})
-
-
-def _sum(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {"requests": 0, "unknown_requests": 0, **dict.fromkeys(CONSUMED_KEYS, 0)}
-    for p in parts:
-        for k in out:
-            v = p.get(k)
-            if isinstance(v, int):
-                out[k] += v
-    return out
+                  ended=close.get("ended") if isinstance(close, dict) else None, status=status,
+                  stages=stage_files.statuses(read), evaluators=specs, consumed=consumed,
+                  scores={k: v for k, (v, _) in _scores(close).items()},
+                  units={k: u for k, (_, u) in _scores(close).items() if u},
+                  unreadable={s: r.problem for s, r in read.items() if r.status == stage_files.UNREADABLE and r.problem})
 
 
 def _scores(close: Any) -> dict[str, tuple[str | None, str | None]]:

@@ -39,7 +39,8 @@ def runs_text(rows: list[RunRow], shorts: dict[str, str], tz: dt.tzinfo | None =
                  notes=[f"times are {zone_label(tz)}; `asz judge -show RUN` renders one; running: not closed and its "
                         "process alive; stopped: not closed and its process gone",
                         "scores weigh money (tokens where a call of the targets is unpriced; --json says which); "
-                        "—: nothing to weigh" if any(r.scores for r in rows) else ""])
+                        "—: nothing to weigh" if any(r.scores for r in rows) else "",
+                        *(f"run {r.run}: {why} (unreadable: not used)" for r in rows for why in r.unreadable.values())])
     for r in rows:
         c = r.consumed
         tokens = sum(int(c.get(k) or 0) for k in CONSUMED_KEYS)

@@ -187,6 +187,9 @@ class Costing:
         """Each main-stream step of a judged talk -> the targets work at it goes to (``()``: none)."""
         self.anchor = anchor or {}
         """Each child stream a main talk alone started -> the main-stream step that began its chain."""
+        self.targets_stage: str | None = None
+        """Of a run directory (:func:`for_run`): its targets stage's file as read (``complete``,
+        ``failed (…)``, ``unreadable (…)``, …), what the cut rests on."""
 
     def targets_of_stream(self, stream: str) -> tuple[str, ...]:
         """The targets a sub-task serves: those of the talk that started it, at its starting step."""
@@ -322,29 +325,26 @@ def priced_work(window: Any, led: Ledger) -> Tally:
 
 def for_run(path: Any, store: Any = None) -> Costing:
     """Cost per target of a run directory: its window at its head, priced with its price file,
-    cut by its targets stage (every talk unassigned when that stage holds no targets)."""
+    cut by its targets stage (every talk unassigned when that stage holds no targets: failed,
+    skipped, missing or unreadable, read by :mod:`.stage_files`; ``targets_stage`` says which)."""
     from pathlib import Path
 
     import orjson
 
     from .. import ledger, window as windows
-    from ..convert import structure
-    from .judgment import StageFile
     from ..store import Store
+    from .stage_files import Pin, read
 
     p = Path(path)
     run = orjson.loads((p / "run.json").read_bytes())
     st = store or Store.open()
     w = windows.build(st, run["conversation"], run["head"], run["window"])
     led = ledger.build(w.conv, ledger.load_prices(run["prices"].get("path")))
-    f = p / "stages" / "targets.json"
-    targets: tuple[Target, ...] = ()
-    inputs: tuple[InputJudgment, ...] = ()
-    if f.is_file():
-        sf = structure(orjson.loads(f.read_bytes()), StageFile)
-        if sf.status in ("complete", "partial"):
-            targets, inputs = sf.targets, sf.inputs
-    return cost_per_target(w, led, targets, inputs)
+    got = read(p, "targets", Pin.of_json(run))
+    sf = got.record if got.usable else None
+    costing = cost_per_target(w, led, sf.targets if sf else (), sf.inputs if sf else ())
+    costing.targets_stage = got.said
+    return costing
 
 
 __all__ = ["Portion", "SharedCall", "TargetCost", "UnassignedCost", "TargetCosts", "Costing", "cost_per_target",

@@ -19,13 +19,14 @@ from typing import Any
 import attrs
 import orjson
 
-from ...convert import loads, unstructure
-from ...errors import RecordError
+from ...convert import unstructure
 from ..chunks import Chunk, Item, plan_chunks
+from .. import stage_files
 from ..context import EvaluatorSpec, Meter, Run, StageCalls, now, readable_with
 from ..evidence import for_run
 from ..judgment import AchievementHeader, Check, StageFile, check_notes, Target, TargetAchievement
 from ..kit import render
+from ..stage_files import StageRead
 from .achievement_check import TargetCheck
 from .targets import bounded_catalogue
 
@@ -33,16 +34,9 @@ STAGE = "achievement"
 JUDGED_STATES = ("open", "closed")
 
 
-def prior_targets(run: Run) -> StageFile | None:
-    """The targets stage's file of this run, when it ran and was kept."""
-    p = run.path / "stages" / "targets.json"
-    if not p.is_file():
-        return None
-    try:
-        sf = loads(p.read_bytes(), StageFile)
-    except RecordError:
-        return None
-    return sf if sf.status in ("complete", "partial") else None
+def prior_targets(run: Run) -> StageRead:
+    """The targets stage's file of this run, read by :mod:`..stage_files` (used when usable)."""
+    return stage_files.of_run(run, "targets")
 
 
 def _dump(o: Any) -> bytes:
@@ -132,10 +126,12 @@ def run_achievement(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
 
     t0, started = time.monotonic(), now()
     cfg = run.cfg.judge
-    prior = prior_targets(run)
-    if prior is None:
-        return run.stage_file(STAGE, "skipped", "the targets stage found no targets to judge (it failed, was skipped "
-                                                "or was not asked for)")
+    got = prior_targets(run)
+    if got.record is None or not got.usable:
+        unread = got.not_read_note()
+        why = unread or f"the targets stage is {got.said}"
+        return run.stage_file(STAGE, "skipped", f"no target to judge: {why}", note=(unread,) if unread else ())
+    prior = got.record
     targets = list(prior.targets)
     ev = for_run(run.window, run.store, targets, prior.inputs)
     nav = Navigator(run.window, run.store, budget=10**12, run_dir=run.path, prices=run.prices, adapter=run.adapter)

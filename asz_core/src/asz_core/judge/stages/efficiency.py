@@ -32,7 +32,8 @@ from ..context import EvaluatorSpec, Run, readable_with
 from ..evidence import Evidence, for_run as evidence_for
 from ..judgment import (AVOIDABLE, NOT_REVIEWED, CallLabel, Check, check_notes, EfficiencyHeader, Finding, PartLabel, StageFile,
                         TalkLabels, WorkLabel)
-from ..labelling import check_label, costing_of, demote, misled_cause, read_stage, run_side_by_side, stage_json, targets_stage
+from .. import stage_files
+from ..labelling import check_label, costing_of, demote, misled_cause, not_read, read_stage, run_side_by_side, targets_stage
 from .targets import bounded_catalogue
 
 STAGE = "efficiency"
@@ -75,15 +76,18 @@ def part_of_step(starts: Sequence[int], i: int) -> int | None:
 
 # --- the stage -----------------------------------------------------------------------------------------
 
-def subtask_stage(run: Run) -> tuple[str, dict[str, Any]]:
+def subtask_stage(run: Run) -> tuple[str, dict[str, Any], str | None]:
     """Whether the run has a sub-task stage: ``judged`` (its file holds decisions), ``failed``
-    (it ran and failed: every sub-task not reviewed) or ``none`` (not asked: a sub-task's calls
-    take the label of the part its starting step is in)."""
-    d = stage_json(run, "subtasks")
-    st = d.get("status") if isinstance(d, dict) else None
-    if st in ("complete", "partial"):
-        return "judged", d
-    return ("failed", d) if st == "failed" else ("none", {})
+    (it ran and failed, or its file is missing or unreadable: every sub-task not reviewed) or
+    ``none`` (skipped, not asked: a sub-task's calls take the label of the part its starting step
+    is in); and the note line that says why every sub-task is not reviewed."""
+    got = stage_files.of_run(run, "subtasks")
+    if got.usable and got.data is not None:
+        return "judged", got.data, None
+    if got.status == "skipped":
+        return "none", {}, None
+    why = got.not_read_note() or "the sub-task stage failed"
+    return "failed", {}, f"{why}: every sub-task's work is not reviewed"
 
 
 def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
@@ -97,7 +101,7 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
         for k in r.talks:
             claims.setdefault(k, []).append(r.target)
     talks = [k for k in w.judged if k in claims]
-    sub_mode, sub = subtask_stage(run)
+    sub_mode, sub, sub_note = subtask_stage(run)
     misleading = [j for j in sub.get("subtasks") or () if isinstance(j, dict) and j.get("misled") and j.get("giver") == "m"]
     nav = run.reader()
     rows = {r["id"]: r for r in nav.rows("talks")}
@@ -212,9 +216,8 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     header = EfficiencyHeader(talks=len(talks), labelled_talks=sum(1 for t in labelled if t.judged),
                               parts=sum(len(t.parts) for t in labelled), parts_left_out=left_out_parts,
                               findings=len(findings), never_labelled=len(failed))
-    note = check_notes(checks)
-    if sub_mode == "failed":
-        note += ("the sub-task stage failed: every sub-task's work is not reviewed",)
+    unread = not_read(run, "targets", "achievement")
+    note = unread + check_notes(checks) + ((sub_note,) if sub_note else ())
     ref = run.kit.ref(STAGE)
     kw = dict(note=note, kit=ref, evaluator=ran.evaluator, run=ran.stage_run, checks=tuple(checks), header=header,
               talks=tuple(labelled))
@@ -223,7 +226,7 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                               f"{len(failed)} talks never labelled", **kw)
     if failed:
         kw["note"] = note + tuple(f"not labelled: {k}: {why}" for k, why in failed.items())
-    status = "partial" if (checks or failed or sub_mode == "failed") else "complete"
+    status = "partial" if (checks or failed or sub_mode == "failed" or unread) else "complete"
     return run.stage_file(STAGE, status, None, **kw, calls=tuple(call_rows), findings=tuple(findings))
 
 
@@ -235,7 +238,7 @@ def _misled(lab: WorkLabel, i: int, steps: Sequence[Step], index: dict[str, int]
         return lab
     if sub_mode != "judged":
         return demote(lab, where, "misled_by_subtask needs the sub-task stage's decisions, and "
-                                  + ("it failed" if sub_mode == "failed" else "the run has no sub-task stage"), checks)
+                                  + ("it could not be used" if sub_mode == "failed" else "the run has no sub-task stage"), checks)
     j = next((j for j in misleading if j["misled"] == lab.why), None)
     if j is None or lab.why not in index:
         return demote(lab, where, f"misled_by_subtask cites {lab.why} for why, which is no step of this talk that acted on "

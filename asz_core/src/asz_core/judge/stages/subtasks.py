@@ -41,7 +41,7 @@ from ..context import EvaluatorSpec, Run, readable_with
 from ..evidence import Cite, Evidence, for_run as evidence_for
 from ..judgment import (AVOIDABLE, DISPATCHES, NOT_REVIEWED, OUTCOMES, REPORTS, USES, CallLabel, Check, check_notes, Decision,
                         StageFile, SubtaskJudgment, SubtasksHeader, WorkLabel)
-from ..labelling import check_label, costing_of, demote, giver_cause, misled_cause, run_side_by_side, targets_stage
+from ..labelling import check_label, costing_of, demote, giver_cause, misled_cause, not_read, run_side_by_side, targets_stage
 from .targets import bounded_catalogue
 
 STAGE = "subtasks"
@@ -256,13 +256,14 @@ def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                             not_reviewed=sum(1 for j in judged if j.label.label == NOT_REVIEWED),
                             unattributed_subtasks=sum(1 for j in judged if j.unattributed),
                             misleading=sum(1 for j in judged if j.misled), never_judged=len(failed))
-    note = check_notes(checks)
+    unread = not_read(run, "targets", "achievement")
+    note = unread + check_notes(checks)
     ref = run.kit.ref(STAGE)
     if ran.all_failed:
         return run.stage_file(STAGE, "failed", f"every call gave nothing readable twice ({ran.outs[0].error}); "
                               f"{len(failed)} sub-tasks never judged", note=note, kit=ref, evaluator=ran.evaluator, run=ran.stage_run,
                               checks=tuple(checks), header=header, subtasks=tuple(judged))
-    status = "partial" if (checks or failed) else "complete"
+    status = "partial" if (checks or failed or unread) else "complete"
     if failed:
         note += tuple(f"not judged: {a}: {why}" for a, why in failed.items())
     return run.stage_file(STAGE, status, None, note=note, kit=ref, evaluator=ran.evaluator, run=ran.stage_run, checks=tuple(checks),
