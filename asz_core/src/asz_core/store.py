@@ -40,15 +40,21 @@ CREATE TABLE IF NOT EXISTS records(
   seq INTEGER PRIMARY KEY, conversation TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL,
   round INTEGER NOT NULL, digest BLOB NOT NULL, stream TEXT NOT NULL, kind TEXT NOT NULL,
   file TEXT NOT NULL, line INTEGER NOT NULL, ts TEXT, raw BLOB NOT NULL, events BLOB NOT NULL);
-CREATE UNIQUE INDEX IF NOT EXISTS records_key ON records(key, conversation, version);
-CREATE INDEX IF NOT EXISTS records_round ON records(conversation, round);
 CREATE TABLE IF NOT EXISTS files(
   path TEXT PRIMARY KEY, runtime TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
   offset INTEGER NOT NULL, line INTEGER NOT NULL, tail BLOB NOT NULL, state BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS calls(
   call TEXT NOT NULL, conversation TEXT NOT NULL, UNIQUE(call, conversation));
-CREATE INDEX IF NOT EXISTS calls_conversation ON calls(conversation);
 """
+
+_LATE_INDEXES = {
+    "records_key": "CREATE UNIQUE INDEX IF NOT EXISTS records_key ON records(key, conversation, version)",
+    "records_round": "CREATE INDEX IF NOT EXISTS records_round ON records(conversation, round)",
+    "calls_conversation": "CREATE INDEX IF NOT EXISTS calls_conversation ON calls(conversation)",
+}
+"""The indexes a store's first collect (its records table empty) builds once, after its records
+are in: maintaining them row by row costs more. Every committed store has them."""
+_SCHEMA += "".join(f"{sql};\n" for sql in _LATE_INDEXES.values())
 
 PAGE_SIZE = 16384
 """The page size of a new store (SQLite's default is 4096): a record is a few KiB, and larger
@@ -304,7 +310,9 @@ class Store:
         except sqlite3.OperationalError as exc:  # another writer held the lock past the busy timeout
             raise StoreError(f"{self.path} is busy ({exc}): another asz is writing to it; try again") from exc
         try:
-            yield Writer(self)
+            w = Writer(self)
+            yield w
+            w.finish()
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
@@ -342,6 +350,31 @@ class Writer:
         self.notes: list[Problem] = []
         """Records written twice in one file with other content (``Entry.repeat``): what was
         kept. Collect passes them on as warnings."""
+        self._runtimes: dict[str, str] = {}  # conversation -> its runtime, as looked up or made
+        # A first collect (no record stored yet) builds the records' indexes once, at its end
+        # (:meth:`finish`), and answers what it asks of records from what it wrote: ``_holders``,
+        # each key's first conversation; ``_more``, the later ones of a key held by several.
+        self._late = self.db.execute("SELECT 1 FROM records LIMIT 1").fetchone() is None
+        self._holders: dict[str, str] = {}
+        self._more: dict[str, list[str]] = {}
+        if self._late:
+            for name in _LATE_INDEXES:
+                self.db.execute(f"DROP INDEX IF EXISTS {name}")
+
+    def finish(self) -> None:
+        """Before the commit: the indexes a first collect left to its end."""
+        self._flush()
+        self._index()
+
+    def _index(self) -> None:
+        """The late indexes, built now (before anything asks the records table what memory does not answer)."""
+        if self._late:
+            self._flush()
+            for sql in _LATE_INDEXES.values():
+                self.db.execute(sql)
+            self._late = False
+            self._holders.clear()
+            self._more.clear()
 
     def _flush(self) -> None:
         """Write the batched records; done before anything reads the records table."""
@@ -369,8 +402,17 @@ class Writer:
     def conversations_of_keys(self, keys: list[str], runtime: str | None = None) -> dict[str, str]:
         """Of ``keys``, those a stored record has, each with the conversation holding it (of
         ``runtime``'s conversations only, if given)."""
-        self._flush()
         out: dict[str, str] = {}
+        if self._late:  # every record is one this collect wrote
+            for key in keys:
+                first = self._holders.get(key)
+                if first is not None and key not in out:
+                    for conv in (first, *self._more.get(key, ())):
+                        if runtime is None or self._runtime_of(conv) == runtime:
+                            out[key] = conv
+                            break
+            return out
+        self._flush()
         want = list(dict.fromkeys(keys))
         for i in range(0, len(want), 500):  # SQLite's limit on a statement's parameters
             part = want[i:i + 500]
@@ -392,9 +434,17 @@ class Writer:
             conversation = session
             if self.db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation,)).fetchone() is None:
                 self.db.execute("INSERT INTO conversations VALUES(?, ?, ?)", (conversation, runtime, _now()))
+                self._runtimes[conversation] = runtime
         self.db.execute("INSERT OR IGNORE INTO sessions VALUES(?, ?)", (session, conversation))
         self._sessions[session] = conversation
         return conversation
+
+    def _runtime_of(self, conversation: str) -> str:
+        rt = self._runtimes.get(conversation)
+        if rt is None:
+            row = self.db.execute("SELECT runtime FROM conversations WHERE id = ?", (conversation,)).fetchone()
+            rt = self._runtimes[conversation] = row[0] if row else ""
+        return rt
 
     def add(self, conversation: str, entry: Entry) -> bool:
         """Append one entry to the conversation's new round. False when it is already stored.
@@ -411,6 +461,7 @@ class Writer:
         if have is None and rnd.number == 1:
             have = (0, b"")  # a new conversation holds nothing yet: no need to ask
         if have is None:
+            self._index()
             self._flush()
             row = self.db.execute(
                 "SELECT version, digest FROM records WHERE key = ? AND conversation = ? ORDER BY version DESC LIMIT 1",
@@ -424,6 +475,10 @@ class Writer:
             return False  # the same record again (a resume's copy, a line edited in a rewritten file)
         version += 1
         rnd.known[key] = (version, digest)
+        if self._late:
+            first = self._holders.setdefault(key, conversation)
+            if first != conversation:
+                self._more.setdefault(key, []).append(conversation)
         self._rows.append((conversation, key, version, rnd.number, digest, stream, kind, file, line, ts, raw, events))
         if calls:
             for cid in calls:
@@ -442,6 +497,7 @@ class Writer:
         the later copy is kept, as the record's next version, unless it reads as nothing while the
         stored copy read: the one that reads is kept. Says so, naming both lines."""
         key, file, at, digest = p[0], p[4], p[5], p[9]
+        self._index()
         self._flush()
         rows = self.db.execute("SELECT digest, file, line, length(events) > 2 FROM records WHERE key = ? AND conversation = ? "
                                "ORDER BY version", (key, conversation)).fetchall()

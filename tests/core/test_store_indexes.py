@@ -1,0 +1,80 @@
+"""A store's first collect (no record stored yet) builds the records' indexes once, after its
+records are in, and answers what it asks of the records (a resume's copies) from what it wrote:
+the same answers an indexed store gives, and every committed store has the indexes."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from asz_core.collect import collect
+from asz_core.records import Entry
+from asz_core.registry import Registry
+from asz_core.store import Store
+
+from .helpers import MATCH, ORIGIN, RESUMED
+
+INDEXES = {"records_key", "records_round", "calls_conversation"}
+
+
+def _indexes(db: Path) -> set[str]:
+    con = sqlite3.connect(db)
+    try:
+        return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")}
+    finally:
+        con.close()
+
+
+def _entry(key: str, session: str, line: int) -> Entry:
+    return Entry(key=key, session=session, stream="main", kind="k", file=f"/x/{session}", line=line,
+                 raw=f'{{"id": "{key}", "s": "{session}"}}'.encode())
+
+
+def _answers(store: Store) -> tuple[dict[str, str], ...]:
+    """One key held by conversations of two runtimes (x's first), another by x's only."""
+    with store.writing() as w:
+        x = w.bind_session("x", None, "a")
+        w.add(x, _entry("k", "x", 1))
+        y = w.bind_session("y", None, "b")
+        w.add(y, _entry("k", "y", 1))
+        w.add(x, _entry("k2", "x", 2))
+        return tuple(w.conversations_of_keys(["k", "k2", "none"], rt) for rt in ("b", "a", None))
+
+
+def test_a_first_collect_answers_key_lookups_as_an_indexed_store_does(tmp_path: Path) -> None:
+    first = Store.open(tmp_path / "first")
+    assert first.db.execute("SELECT 1 FROM records").fetchone() is None
+    indexed = Store.open(tmp_path / "indexed")
+    with indexed.writing() as w:  # a store holding a record already: its lookups go to the index
+        w.add(w.bind_session("s0", None, "a"), _entry("z", "s0", 1))
+    expected = ({"k": "y"}, {"k": "x", "k2": "x"}, {"k": "x", "k2": "x"})
+    assert _answers(indexed) == expected
+    assert _answers(first) == expected
+
+
+def test_a_first_collect_leaves_the_indexes_built(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "home")
+    collect([MATCH], store, Registry())
+    store.close()
+    assert INDEXES <= _indexes(tmp_path / "home" / "asz.db")
+    con = sqlite3.connect(tmp_path / "home" / "asz.db")
+    plan = " ".join(str(r) for r in con.execute(
+        "EXPLAIN QUERY PLAN SELECT version FROM records WHERE key = ? AND conversation = ?", ("k", "c")))
+    con.close()
+    assert "records_key" in plan
+
+
+@pytest.mark.usefixtures("corpus")
+def test_a_resume_in_the_same_first_collect_joins_its_conversation(tmp_path: Path) -> None:
+    # The resume's session is decided while its origin's records are still only in this collect.
+    project = tmp_path / "project"
+    project.mkdir()
+    for f in (ORIGIN, RESUMED):
+        (project / f.name).write_bytes(f.read_bytes())
+    store = Store.open(tmp_path / "home")
+    (rnd,) = collect([project], store, Registry()).rounds
+    assert (rnd.conversation, rnd.records) == (ORIGIN.stem, 473)
+    assert store.resolve(RESUMED.stem) == ORIGIN.stem
+    assert INDEXES <= _indexes(store.path)
