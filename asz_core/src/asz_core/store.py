@@ -24,6 +24,7 @@ import orjson
 from .errors import NotFound, RecordError, StoreError
 from .records import Cursor, Entry, Problem
 from .regular import open_regular
+from .writeback import Writeback
 
 SCHEMA_VERSION = 2  # bump on any change of the tables below
 
@@ -330,7 +331,12 @@ class Store:
 
 _INSERT_RECORD = ("INSERT INTO records(conversation, key, version, round, digest, stream, kind, file, line, ts, raw, events) "
                   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)")
+_MMAP_BYTES = 1 << 40  # as much of the file as there is (SQLite caps it at its build's limit)
 _INSERT_CALL = "INSERT OR IGNORE INTO calls(call, conversation) VALUES(?, ?)"
+_WRITEBACK_BYTES = 16 << 20
+"""A store's first collect (a rollback journal, its commit synced in full) has the system start
+writing the file to disk each time it has written this many bytes more (:mod:`.writeback`):
+its commit then waits for the last of them only (measured on 95 MB: 0.10 s -> 0.02 s)."""
 _BATCH = 512
 _BATCH_BYTES = 256 * 1024
 """Records are written 512 at a time, or sooner once they hold this many bytes (a batch of big
@@ -346,6 +352,8 @@ class Writer:
         self._sessions: dict[str, str] = {}
         self._rows: list[tuple[Any, ...]] = []  # records written in batches (executemany)
         self._bytes = 0
+        self._writeback = None if store.wal else Writeback(store.path)
+        self._unpushed = 0  # bytes of records written since the last writeback push
         self._calls: list[tuple[str, str]] = []  # first landings of global call ids, in landing order
         self.notes: list[Problem] = []
         """Records written twice in one file with other content (``Entry.repeat``): what was
@@ -370,8 +378,12 @@ class Writer:
         """The late indexes, built now (before anything asks the records table what memory does not answer)."""
         if self._late:
             self._flush()
+            # Building reads every page of the records back: through a memory map, not a
+            # read() (a copy) per page.
+            self.db.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
             for sql in _LATE_INDEXES.values():
                 self.db.execute(sql)
+            self.db.execute("PRAGMA mmap_size=0")
             self._late = False
             self._holders.clear()
             self._more.clear()
@@ -381,6 +393,11 @@ class Writer:
         if self._rows:
             self.db.executemany(_INSERT_RECORD, self._rows)
             self._rows.clear()
+            if self._writeback is not None:
+                self._unpushed += self._bytes
+                if self._unpushed >= _WRITEBACK_BYTES:
+                    self._writeback.push()
+                    self._unpushed = 0
             self._bytes = 0
         if self._calls:
             # In landing order, so the calls table's rowid says which conversation landed a call first.

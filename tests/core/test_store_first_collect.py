@@ -1,18 +1,27 @@
 """A store's first collect (no record stored yet) builds the records' indexes once, after its
 records are in, and answers what it asks of the records (a resume's copies) from what it wrote:
-the same answers an indexed store gives, and every committed store has the indexes."""
+the same answers an indexed store gives, and every committed store has the indexes. It has the
+system write its pages to disk as it goes (through SQLite's own descriptor: the store stays
+locked against a second writer)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from asz_core import store as store_module
+from asz_core import writeback
 from asz_core.collect import collect
 from asz_core.records import Entry
 from asz_core.registry import Registry
 from asz_core.store import Store
+from asz_core.writeback import Writeback
 
 from .helpers import MATCH, ORIGIN, RESUMED
 
@@ -78,3 +87,64 @@ def test_a_resume_in_the_same_first_collect_joins_its_conversation(tmp_path: Pat
     assert (rnd.conversation, rnd.records) == (ORIGIN.stem, 473)
     assert store.resolve(RESUMED.stem) == ORIGIN.stem
     assert INDEXES <= _indexes(store.path)
+
+
+def _store_fds(path: Path) -> set[int]:
+    """The descriptors this process has open on ``path`` (SQLite's)."""
+    st = os.stat(path)
+    out = set()
+    for n in os.listdir("/proc/self/fd"):
+        try:
+            got = os.fstat(int(n))
+        except OSError:
+            continue
+        if (got.st_dev, got.st_ino) == (st.st_dev, st.st_ino):
+            out.add(int(n))
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sync_file_range is Linux's")
+def test_a_first_collect_has_its_pages_written_as_it_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pushed: list[tuple[int, int]] = []
+    real = writeback._sync_file_range()
+
+    def record(fd: int, offset: int, size: int, flags: int) -> Any:
+        st = os.fstat(fd)
+        pushed.append((st.st_dev, st.st_ino))
+        return real(fd, offset, size, flags)
+
+    monkeypatch.setattr(writeback, "_call", record)
+    monkeypatch.setattr(store_module, "_WRITEBACK_BYTES", 1 << 16)
+    store = Store.open(tmp_path / "home")
+    collect([MATCH], store, Registry())
+    st = os.stat(store.path)
+    assert len(pushed) > 3 and set(pushed) == {(st.st_dev, st.st_ino)}  # the store file, through an open descriptor
+    store.close()
+
+
+# Another process (in this one SQLite shares its locks between connections, whatever the descriptors).
+_SECOND_WRITER = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=0.05, isolation_level=None)
+try:
+    db.execute("BEGIN IMMEDIATE")
+except sqlite3.OperationalError as exc:
+    print("refused:", exc)
+else:
+    print("got the lock")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sync_file_range is Linux's")
+def test_a_writeback_push_opens_nothing_and_keeps_the_store_locked(tmp_path: Path) -> None:
+    one = Store.open(tmp_path)
+    with one.writing() as w:
+        w.add(w.bind_session("s", None, "a"), _entry("k", "s", 1))
+        w._flush()
+        sqlites = _store_fds(one.path)
+        push = Writeback(one.path)
+        push.push()
+        assert push.fd in sqlites and _store_fds(one.path) == sqlites
+        second = subprocess.run([sys.executable, "-c", _SECOND_WRITER, str(one.path)], capture_output=True, text=True,
+                                timeout=60)
+        assert second.stdout.startswith("refused: database is locked"), second.stdout + second.stderr
