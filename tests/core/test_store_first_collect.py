@@ -63,6 +63,7 @@ def test_a_first_collect_answers_key_lookups_as_an_indexed_store_does(tmp_path: 
     assert _answers(first) == expected
 
 
+@pytest.mark.usefixtures("corpus")
 def test_a_first_collect_leaves_the_indexes_built(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "home")
     collect([MATCH], store, Registry())
@@ -103,6 +104,7 @@ def _store_fds(path: Path) -> set[int]:
     return out
 
 
+@pytest.mark.usefixtures("corpus")
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sync_file_range is Linux's")
 def test_a_first_collect_has_its_pages_written_as_it_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pushed: list[tuple[int, int]] = []
