@@ -68,7 +68,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     home.mkdir(exist_ok=True)
     monkeypatch.setenv("HOME", str(home))
     for k in list(os.environ):
-        if k.startswith(("ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "ASZ_CLAUDE", "ASZ_CODEX", "ASZ_KIRO")) or k in (
+        if k.startswith(("ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "ASZ_CLAUDE", "ASZ_CODEX", "ASZ_KIRO", "KIRO_", "AWS_BEARER_TOKEN_BEDROCK")) or k in (
                 "ASZ_DISABLE_PLUGINS", "ASZ_DISABLE_PLUGIN_AUTOLOAD", "ASZ_KIT"):
             monkeypatch.delenv(k, raising=False)
 

@@ -15,7 +15,7 @@ from asz_core.judge import pick as picking
 from asz_core.registry import Registry
 
 from .cli_fakes import FakeAnthropic
-from .cli_helpers import CLAUDE, _clean_env, answer_for, needs_claude, small_conv  # noqa: F401
+from .cli_helpers import CLAUDE, CODEX, _clean_env, answer_for, needs_claude, needs_codex, small_conv  # noqa: F401
 
 
 def pick(evaluators: dict[str, Any]) -> tuple[str, str]:
@@ -53,6 +53,70 @@ def test_then_an_api_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     with pytest.raises(ConfigError, match=r"bedrock evaluator needs a model"):
         pick({})
     assert pick({"bedrock": {"model": "us.deepseek.r1-v1:0"}})[0] == "bedrock"
+
+
+def _fake_cli(tmp_path: Path, name: str, version: str | None, login: tuple[int, str] | None = None) -> Path:
+    """A fake agent CLI on its own bin folder: ``--version`` says ``version`` (or fails when None);
+    ``login status`` exits with ``login``'s code, saying its text on stderr, as codex 0.171 does."""
+    exe = tmp_path / f"bin-{name}" / name
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    body = ["#!/bin/sh", f'[ "$1" = "--version" ] && {{ echo "{version}"; exit 0; }}' if version else
+            '[ "$1" = "--version" ] && { echo "error: no such option" >&2; exit 2; }']
+    if login is not None:
+        body.append(f'[ "$1 $2" = "login status" ] && {{ echo "{login[1]}" >&2; exit {login[0]}; }}')
+    body.append("exit 3")
+    exe.write_text("\n".join(body) + "\n")
+    exe.chmod(0o755)
+    return exe
+
+
+def test_codex_logged_in_is_picked_after_claude_and_the_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    codex = _fake_cli(tmp_path, "codex", "codex-cli 0.171.0", (0, "Logged in using ChatGPT"))
+    claude = _fake_claude(tmp_path, True)
+    monkeypatch.setenv("PATH", f"{codex.parent}:/usr/bin:/bin")
+    spec, why = pick({})
+    assert spec == "codex" and why == f"the codex CLI is on the PATH ({codex}, codex-cli 0.171.0) and logged in (ChatGPT)"
+    assert pick({"codex": {"model": "gpt-5.5"}})[0] == "codex:gpt-5.5"
+    monkeypatch.setenv("PATH", f"{claude.parent}:{codex.parent}:/usr/bin:/bin")
+    assert pick({})[0] == "claude"
+    monkeypatch.setenv("PATH", f"{codex.parent}:/usr/bin:/bin")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-x")
+    assert pick({})[0].startswith("anthropic")
+
+
+def test_codex_not_logged_in_or_not_running_is_not_picked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _fake_cli(tmp_path, "codex", "codex-cli 0.171.0", (1, "Not logged in"))
+    monkeypatch.setenv("PATH", f"{out.parent}:/usr/bin:/bin")
+    with pytest.raises(ConfigError) as e:
+        pick({})
+    assert f"  - codex: the codex CLI ({out}) is not logged in: run `codex login`" in str(e.value)
+    monkeypatch.setenv("CODEX_API_KEY", "sk-x")  # codex exec takes it without a login
+    assert pick({}) == ("codex", f"the codex CLI is on the PATH ({out}, codex-cli 0.171.0) and CODEX_API_KEY is set")
+    # Logged in, by its word, but it cannot say its version (not codex, or broken): not taken to run.
+    broken = _fake_cli(tmp_path / "b", "codex", None, (0, "Logged in using ChatGPT"))
+    monkeypatch.setenv("ASZ_CODEX", str(broken))
+    with pytest.raises(ConfigError) as e:
+        pick({})
+    assert f"codex: the codex CLI ({broken}) cannot be run: `{broken} --version` failed (exit code 2)" in str(e.value)
+    monkeypatch.setenv("ASZ_CODEX", str(tmp_path / "nowhere" / "codex"))
+    with pytest.raises(ConfigError, match=r"codex: the codex CLI \(.*nowhere/codex\) cannot be run: it does not run"):
+        pick({})
+
+
+def test_kiro_cli_is_picked_last_and_only_with_its_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kiro = _fake_cli(tmp_path, "kiro-cli", "kiro-cli 1.23.1")
+    monkeypatch.setenv("PATH", f"{kiro.parent}:/usr/bin:/bin")
+    with pytest.raises(ConfigError) as e:
+        pick({})
+    assert f"  - kiro-cli: kiro-cli ({kiro}) runs, but headless kiro-cli needs KIRO_API_KEY" in str(e.value)
+    monkeypatch.setenv("KIRO_API_KEY", "k")
+    assert pick({}) == ("kiro-cli", f"kiro-cli is on the PATH ({kiro}, kiro-cli 1.23.1) and KIRO_API_KEY is set")
+    codex = _fake_cli(tmp_path, "codex", "codex-cli 0.171.0", (0, "API key configured - sk-***1"))
+    monkeypatch.setenv("PATH", f"{kiro.parent}:{codex.parent}:/usr/bin:/bin")
+    assert pick({}) == ("codex", f"the codex CLI is on the PATH ({codex}, codex-cli 0.171.0) and logged in (an API key)")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    with pytest.raises(ConfigError, match="install kiro-cli, set KIRO_API_KEY"):
+        pick({})
 
 
 def test_none_says_what_to_set_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,3 +160,22 @@ def test_the_cli_picks_claude_and_runs_it(small_conv: Any, tmp_path: Path, monke
     assert data["run"]["evaluators"]["targets"]["name"] == "claude"
     assert data["stages"]["targets"]["status"] == "complete"
     assert len(fake.sent) == 1
+
+
+@needs_codex
+def test_the_real_codex_says_whether_it_is_logged_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """codex 0.171 itself: not logged in with an empty CODEX_HOME; logged in once a key is saved
+    (`codex login --with-api-key` only writes it: the key is checked when a request is sent)."""
+    import subprocess
+
+    from asz_evaluators.codex import CodexEvaluator
+
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    a = CodexEvaluator.available({"command": str(CODEX)})
+    assert not a.ok and "is not logged in" in a.why
+    subprocess.run([str(CODEX), "login", "--with-api-key"], input="sk-test-0000000000", text=True, check=True,
+                   capture_output=True, timeout=60)
+    a = CodexEvaluator.available({"command": str(CODEX)})
+    assert a.ok and a.why.endswith("and logged in (an API key)") and "codex-cli 0.171.0" in a.why

@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
 import subprocess
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -287,7 +286,7 @@ class ClaudeEvaluator(EvaluatorBackend):
     @classmethod
     def available(cls, options: dict[str, Any]) -> Availability:
         """It can run here when the claude CLI is found and ``claude auth status`` says it is logged in."""
-        exe = options.get("command") or os.environ.get("ASZ_CLAUDE") or shutil.which("claude")
+        exe = cc.locate("claude", "ASZ_CLAUDE", options)
         if not exe:
             return Availability(False, "install the claude CLI (Claude Code), run `claude auth login` (or set "
                                        "ANTHROPIC_API_KEY), and put `claude` on the PATH (or set ASZ_CLAUDE to it)")

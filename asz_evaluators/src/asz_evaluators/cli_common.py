@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from asz_core.errors import EvaluatorError
+from asz_core.interfaces import Availability
 from asz_core.judge.judgment import EvaluatorCall, Request
 
 SERVER = "asz"
@@ -73,12 +74,51 @@ def workdir(call: EvaluatorCall) -> Path:
     return d
 
 
-def find_executable(name: str, call: EvaluatorCall | None, env_var: str, options: dict[str, Any] | None = None) -> str:
+def locate(name: str, env_var: str, options: dict[str, Any]) -> str | None:
     """The CLI to run: ``command`` in the backend's section of asz.yaml, else ``$env_var``, else
-    ``name`` on the PATH."""
-    opts = call.options if call is not None else (options or {})
-    given = opts.get("command") or os.environ.get(env_var)
-    exe = str(given) if given else shutil.which(name)
+    ``name`` on the PATH; None when none is found."""
+    given = options.get("command") or os.environ.get(env_var)
+    return str(given) if given else shutil.which(name)
+
+
+def run_briefly(cmd: list[str], timeout: float = 30.0) -> subprocess.CompletedProcess[str] | str:
+    """``cmd`` run to its end with nothing on its input (a CLI asked its version or its login, for
+    ``available``), or why it could not run."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"it did not answer within {timeout:g} s"
+    except (OSError, ValueError) as exc:
+        return f"it does not run ({exc.strerror or exc})" if isinstance(exc, OSError) else f"it does not run ({exc})"
+
+
+def version_of(exe: str, timeout: float = 30.0) -> tuple[str | None, str]:
+    """What ``exe --version`` says (its first line), or None and why it did not say it: a CLI that
+    cannot tell its version is not taken to run."""
+    r = run_briefly([exe, "--version"], timeout)
+    if isinstance(r, str):
+        return None, r
+    line = next((x.strip() for x in (r.stdout + r.stderr).splitlines() if x.strip()), "")
+    if r.returncode != 0 or not line:
+        return None, f"`{exe} --version` failed (exit code {r.returncode})"
+    return line[:100], ""
+
+
+def runnable(name: str, env_var: str, options: dict[str, Any], label: str, setup: str) -> tuple[str, str] | Availability:
+    """For ``available``: the CLI found (:func:`locate`) and its version, or why it cannot run here
+    (``setup`` says what to install and set when it is not found; ``label`` names it in words)."""
+    exe = locate(name, env_var, options)
+    if not exe:
+        return Availability(False, f"{setup}, and put `{name}` on the PATH (or set {env_var} to it)")
+    version, why = version_of(exe)
+    if version is None:
+        return Availability(False, f"{label} ({exe}) cannot be run: {why}")
+    return exe, version
+
+
+def find_executable(name: str, call: EvaluatorCall | None, env_var: str, options: dict[str, Any] | None = None) -> str:
+    """The CLI to run (:func:`locate`), or an EvaluatorError saying how to give it."""
+    exe = locate(name, env_var, call.options if call is not None else (options or {}))
     if not exe:
         raise EvaluatorError(f"the {name} evaluator needs the {name} CLI: put it on the PATH, set {env_var}, or set "
                              f"evaluators: {{{name}: {{command: PATH}}}} in asz.yaml")

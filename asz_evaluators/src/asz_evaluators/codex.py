@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from asz_core.interfaces import EvaluatorBackend
+from asz_core.interfaces import Availability, EvaluatorBackend
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 from . import cli_common as cc
@@ -221,10 +221,38 @@ def command(call: EvaluatorCall, exe: str, cwd: Path, schema_file: Path, last: P
     return cmd
 
 
+KEYS = ("CODEX_API_KEY", "OPENAI_API_KEY")
+"""Keys ``codex exec`` takes from the environment when it is not logged in."""
+
+
 class CodexEvaluator(EvaluatorBackend):
-    """``codex exec``, reading through ``asz judge mcp`` only."""
+    """``codex exec``, reading through ``asz judge mcp`` only. Picked unasked after the claude CLI
+    and the API backends, when codex runs here and is logged in (or a key is set)."""
 
     name: ClassVar[str] = "codex"
+    default_order: ClassVar[int | None] = 50
+
+    @classmethod
+    def available(cls, options: dict[str, Any]) -> Availability:
+        """It can run here when the codex CLI is found, says its version, and ``codex login status``
+        says it is logged in (read from its own files: it checks the login only when a request is
+        sent), or CODEX_API_KEY or OPENAI_API_KEY is set."""
+        found = cc.runnable("codex", "ASZ_CODEX", options, "the codex CLI",
+                            "install the codex CLI (npm @openai/codex), run `codex login` (or set CODEX_API_KEY)")
+        if isinstance(found, Availability):
+            return found
+        exe, version = found
+        model = options.get("model")
+        argument = str(model) if model else None
+        status = cc.run_briefly([exe, "login", "status"])
+        if not isinstance(status, str) and status.returncode == 0:
+            said = status.stdout + status.stderr
+            how = "an API key" if "API key" in said else "ChatGPT" if "ChatGPT" in said else "logged in"
+            return Availability(True, f"the codex CLI is on the PATH ({exe}, {version}) and logged in ({how})", argument)
+        key = next((k for k in KEYS if os.environ.get(k)), None)
+        if key:
+            return Availability(True, f"the codex CLI is on the PATH ({exe}, {version}) and {key} is set", argument)
+        return Availability(False, f"the codex CLI ({exe}) is not logged in: run `codex login` (or set CODEX_API_KEY)")
 
     @classmethod
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:

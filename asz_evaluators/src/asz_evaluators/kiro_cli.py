@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from asz_core.interfaces import EvaluatorBackend
+from asz_core.interfaces import Availability, EvaluatorBackend
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 from . import cli_common as cc
@@ -170,9 +170,29 @@ def command(call: EvaluatorCall, exe: str) -> list[str]:
 
 
 class KiroEvaluator(EvaluatorBackend):
-    """kiro-cli, headless, with an agent that holds only asz's navigation."""
+    """kiro-cli, headless, with an agent that holds only asz's navigation. Picked unasked last of
+    the shipped backends, when kiro-cli runs here and KIRO_API_KEY is set."""
 
     name: ClassVar[str] = "kiro-cli"
+    default_order: ClassVar[int | None] = 60
+
+    @classmethod
+    def available(cls, options: dict[str, Any]) -> Availability:
+        """It can run here when kiro-cli is found, says its version, and KIRO_API_KEY is set: Kiro
+        documents that key for headless use, and whether kiro-cli is logged in instead can only be
+        learnt by asking Kiro's service, which this never does. Logged in without the key, it may
+        still work when named (``--evaluator kiro-cli``)."""
+        found = cc.runnable("kiro-cli", "ASZ_KIRO_CLI", options, "kiro-cli", "install kiro-cli, set KIRO_API_KEY")
+        if isinstance(found, Availability):
+            return found
+        exe, version = found
+        if not os.environ.get("KIRO_API_KEY"):
+            return Availability(False, f"kiro-cli ({exe}) runs, but headless kiro-cli needs KIRO_API_KEY (a login cannot "
+                                       "be checked without asking Kiro's service: if it is logged in, name it with "
+                                       "--evaluator kiro-cli)")
+        model = options.get("model")
+        return Availability(True, f"kiro-cli is on the PATH ({exe}, {version}) and KIRO_API_KEY is set",
+                            str(model) if model else None)
     notes: ClassVar[tuple[str, ...]] = (SESSION_NOTE,)
     """Written with the evaluator in every stage file it judged and in run.json (and in each
     attempt's stderr.txt and usage.json)."""

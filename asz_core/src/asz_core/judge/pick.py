@@ -5,8 +5,8 @@ Core names no backend here: it asks the installed evaluator backends that set a
 ``default_order`` (:class:`~asz_core.interfaces.EvaluatorBackend`), lowest first and ties by
 name, whether they can run on this machine (:meth:`~asz_core.interfaces.EvaluatorBackend.available`),
 runs the first that can, and says which it picked and why. With none, the error lists what each
-would need. The shipped backends' order is in docs/evaluators.md (claude, then anthropic, openai,
-bedrock by the key set).
+would need. The shipped backends' order is in docs/judge.md (claude, then anthropic, openai,
+bedrock by the key set, then codex and kiro-cli).
 """
 
 from __future__ import annotations
