@@ -159,8 +159,11 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
                 (path / "calls").mkdir(exist_ok=True)
                 (path / "calls" / f"{stage}.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
             if progress:
+                from ..tables import plural  # what says a count as tables do; rich only once someone watches
+
                 progress(f"{stage}: {sf.status}" + (f" ({sf.reason})" if sf.reason else "")
-                         + f"; {_n(sf.run.calls, 'call')}, {_n(sf.run.attempts, 'attempt')}; " + consumed_line(sf.run.consumed, sf.run.seconds))
+                         + f"; {plural(sf.run.calls, 'call')}, {plural(sf.run.attempts, 'attempt')}; "
+                         + consumed_line(sf.run.consumed, sf.run.seconds))
         sf = _write_stage(run, sf)
         statuses[stage] = sf.status
     from . import report_html
@@ -259,5 +262,3 @@ def read_run(path: Path) -> dict[str, Any]:
     return {"path": str(path), "run": run, "stages": stages, "close": load(path / "close.json")}
 
 
-def _n(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
