@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from asz_core.judge.runs import alive, list_runs
 from asz_core.judge.runs_report import runs_text
+from asz_core.judge.statement_text import statement_text
 from asz_core.store import Store
 from asz_core.tables import render
 
@@ -91,7 +92,10 @@ def test_scores_once_the_close_writes_them(home: Store, tmp_path: Path) -> None:
     assert got.scores == {"achievement": "0.6667", "efficiency": None}
     assert got.units == {"achievement": "money", "efficiency": "money"}
     out = render(runs_text([got], {}), 160)
-    assert "achievement 0.6667" in out and "efficiency —" in out and "scores weigh money" in out
+    assert "achievement 0.67," in out and "efficiency —" in out and "scores weigh money" in out
+    assert "0.6667" not in out  # to 2 places, as `asz judge -show` says it; --json keeps close.json's 4
+    shown = render(statement_text(close["statement"]), 160)
+    assert "achievement 0.67 " in shown and "efficiency —" in shown
 
 
 @pytest.mark.parametrize("width", [80, 160])

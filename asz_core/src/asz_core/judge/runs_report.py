@@ -11,6 +11,7 @@ from rich.text import Text
 
 from ..tables import Col, FitTable, plural, when, zone_label
 from .runs import CONSUMED_KEYS, RunRow
+from .statement_text import score_text
 
 
 def runs_json(rows: list[RunRow]) -> list[dict[str, Any]]:
@@ -50,5 +51,5 @@ def runs_text(rows: list[RunRow], shorts: dict[str, str], tz: dt.tzinfo | None =
                    "consumed": f"{plural(c.get('requests', 0), 'request')}; in {c.get('input', 0):,} · out {c.get('output', 0):,} · "
                                f"cache r {c.get('cache_read', 0):,} · cache w {c.get('cache_write', 0):,}",
                    "tokens": f"{tokens:,}",
-                   "scores": ", ".join(f"{k} {v if v is not None else '—'}" for k, v in r.scores.items()) or "—"})
+                   "scores": ", ".join(f"{k} {score_text(v)}" for k, v in r.scores.items()) or "—"})
     return Group(t)

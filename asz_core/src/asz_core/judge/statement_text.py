@@ -50,9 +50,14 @@ def secs(s: float | None) -> str:
 
 
 def score(s: dict[str, Any] | None) -> str:
-    if not s or s.get("rounded") is None:
-        return "—"
-    return f"{float(s['rounded']):.2f}"
+    """A score of close.json (``{"value", "rounded", "unit"}``) as a person reads it."""
+    return score_text(s.get("rounded") if s else None)
+
+
+def score_text(rounded: str | None) -> str:
+    """A score (close.json's ``rounded``, 4 places) to 2 places, as every table of a run shows
+    it (``asz judge -show``, ``asz runs``); —: nothing to weigh."""
+    return "—" if rounded is None else f"{float(rounded):.2f}"
 
 
 def frac(v: str | None) -> str:
