@@ -23,7 +23,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from asz_core import api
+import pytest
+
+from asz_core import api, report
+from asz_core import conversations as convs
 from asz_core.collect import collect
 from asz_core.ledger import Tally, build, for_all, load_prices
 from asz_core.ledger_report import all_json, ledger_json, ledger_text
@@ -522,3 +525,47 @@ def _text(group: Any) -> str:
     console = Console(width=200, file=io.StringIO())
     console.print(group)
     return console.file.getvalue()
+
+
+# --- asz show: the calls counted elsewhere, by talk ---------------------------------------------------
+
+AGENT = "a7f3e9c2b1d04e5f6"
+
+
+def _replaying_subagent(proj: Path) -> None:
+    """A sub-agent started by a Task call whose first call replays one of the parent's."""
+    main = Session(A)
+    main.user("u1", None, "fix the header parser")
+    main.assistant("a1", "u1", "msg_A", "req_A", text("Looking."), usage(3, 500, 50000, 40, final=True))
+    main.assistant("a2", "a1", "msg_T", "req_T", tool("toolu_T", "Task", {"prompt": "fix it", "description": "fix"}),
+                   usage(1, 10, 50100, 20, final=True))
+    main.result("r1", "a2", "toolu_T", "fixed", {"agentId": AGENT, "status": "completed"})
+    main.assistant("a3", "r1", "msg_D", "req_D", text("Done."), usage(1, 10, 50200, 5, final=True))
+    main.write(proj / f"{A}.jsonl")
+    sub = Session(A, isSidechain=True, agentId=AGENT)
+    sub.user("s1", None, "fix it")
+    sub.assistant("s2", "s1", "msg_A", "req_X", text("Looking."), usage(3, 500, 50000, 40, final=True))
+    sub.assistant("s3", "s2", "msg_C", "req_Z", text("Fixed."), usage(3, 50, 50600, 80, final=True))
+    sub.write(proj / A / "subagents" / f"agent-{AGENT}.jsonl")
+
+
+def _counted(d: dict[str, Any]) -> tuple[Any, ...]:
+    """(calls here, calls counted elsewhere) of the totals, and of each talk: own, with its sub-agents."""
+    def pair(u: Any) -> Any:
+        return u and (u["model_calls"], u["counted_elsewhere"])
+    return pair(d["totals"]), [(t["id"], pair(t["own"]), pair(t["with_subagents"])) for t in d["talks"]]
+
+
+@pytest.mark.parametrize("shape,conversation,want", [
+    (_write_pair, B, ((1, 2), [("k1", (0, 2), (0, 2)), ("k2", (1, 0), (1, 0))])),  # copies of the origin's calls
+    (_btw, A, ((3, 2), [("k1", (1, 0), (1, 0)), ("k2", (1, 0), (1, 0)), ("k3", (1, 2), None)])),  # a side question's replays
+    (_replaying_subagent, A, ((4, 1), [("k1", (3, 0), (4, 1)), ("k2", (1, 1), None)])),  # in a sub-agent k1 started
+])
+def test_show_says_each_talks_calls_counted_elsewhere(tmp_path: Path, store: Store, shape, conversation, want) -> None:
+    proj = tmp_path / "proj"
+    shape(proj)
+    assert problems(collect([proj], store)) == []
+    s = convs.show(conversation, store=store)
+    d = report.show_json(s.conversation, s.ledger)
+    assert _counted(d) == want
+    assert d["totals"]["tokens"] == tokens(s.ledger.total)

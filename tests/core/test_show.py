@@ -16,6 +16,7 @@ from asz_core import report
 from asz_core.cli import app
 from asz_core.collect import collect
 from asz_core.ledger import load_prices
+from asz_core.records import USAGE_TYPES
 from asz_core.store import Store
 
 from .helpers import ORIGIN, RESUMED
@@ -80,3 +81,42 @@ def test_the_command_prints_what_the_library_gives(two_rounds: Store, monkeypatc
         r = runner.invoke(app, ["show", ORIGIN.stem[:8], *args, "--json"])
         assert r.exit_code == 0, r.output
         assert json.loads(r.stdout) == json.loads(orjson.dumps(made))
+
+
+def _sums(steps) -> dict:
+    """Counted from the steps themselves: the four types' known sums, the calls with each unknown."""
+    calls = [s for s in steps if s.kind == "model_call"]
+    here = [s for s in calls if not s.counted_elsewhere]
+    return {"tokens": {k: sum(getattr(s.usage, k) or 0 for s in here) for k in USAGE_TYPES},
+            "unknown_calls": {k: sum(getattr(s.usage, k) is None for s in here) for k in USAGE_TYPES},
+            "model_calls": len(here), "counted_elsewhere": len(calls) - len(here)}
+
+
+def _with_started(conv, talk_id: str) -> list:
+    """A talk's steps and, through the streams its steps start (attributed ones), theirs, as deep as it goes."""
+    steps = [conv.step(s) for s in conv.talk(talk_id).steps]
+    for s in list(steps):
+        for a in s.starts:
+            if conv.stream(a).unattributed is None:
+                for k in conv.stream(a).talks:
+                    steps += _with_started(conv, k)
+    return steps
+
+
+def test_show_json_figures_are_the_steps_sums(corpus_store: Store) -> None:
+    """Each talk's own figures, a main talk's with the sub-agents it started, and the totals:
+    the ledger's tallies, equal to the steps counted one by one (the starts followed down)."""
+    seen = {"unknown": 0, "subagents": 0}  # calls counted elsewhere: the corpus has none (test_claudecode_peer_bugs)
+    for row in corpus_store.conversations():
+        s = convs.show(row.id, store=corpus_store)
+        conv, d = s.conversation, report.show_json(s.conversation, s.ledger)
+        assert d["totals"] == _sums(conv.steps), conv.id
+        for t in d["talks"]:
+            assert t["own"] == _sums(conv.step(x) for x in conv.talk(t["id"]).steps), (conv.id, t["id"])
+            if t["stream"] == "m":
+                assert t["with_subagents"] == _sums(_with_started(conv, t["id"])), (conv.id, t["id"])
+                seen["subagents"] += t["with_subagents"]["model_calls"] > t["own"]["model_calls"]
+            else:
+                assert t["with_subagents"] is None
+        seen["unknown"] += d["totals"]["unknown_calls"]["output"]
+    assert all(seen.values()), seen  # the corpus has unknown outputs and sub-agents

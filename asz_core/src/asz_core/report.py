@@ -11,7 +11,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.text import Text
 
 from . import times
-from .assembly import Conversation, Step
+from .assembly import Conversation
 from .collect import CollectResult, collect_json  # noqa: F401 - collect_json: JSON with no rich, for the hot path
 from .conversations import Listed, Listing
 from .convert import unstructure
@@ -131,42 +131,29 @@ def money_note(tallies: Iterable[Tally]) -> str:
 
 # -- show -----------------------------------------------------------------------------------
 
-def usage_totals(steps: list[Step]) -> dict[str, Any]:
-    """Sum of the four types over model calls, with unknowns counted apart (never as 0). A replay
-    or a copy of a call counted elsewhere (``Step.counted_elsewhere``) is counted apart, not summed."""
-    tot: dict[str, Any] = {k: 0 for k in USAGE_TYPES}
-    unknown = {k: 0 for k in USAGE_TYPES}
-    for s in steps:
-        if s.kind != "model_call" or s.usage is None or s.counted_elsewhere:
-            continue
-        for k in USAGE_TYPES:
-            v = getattr(s.usage, k)
-            if v is None:
-                unknown[k] += 1
-            else:
-                tot[k] += v
-    calls = [s for s in steps if s.kind == "model_call"]
-    return {"tokens": tot, "unknown_calls": unknown, "model_calls": sum(1 for s in calls if not s.counted_elsewhere),
-            "counted_elsewhere": sum(1 for s in calls if s.counted_elsewhere)}
-
-
-def _talk_steps(conv: Conversation, talk_id: str, with_children: bool) -> list[Step]:
-    talk = conv.talk(talk_id)
-    steps = [conv.step(s) for s in talk.steps]
-    if with_children:
-        for s in list(steps):
-            for a in s.starts:
-                st = conv.stream(a)
-                if st.unattributed is None:
-                    for k in st.talks:
-                        steps.extend(_talk_steps(conv, k, True))
-    return steps
+def usage_of(t: Tally, elsewhere: int) -> dict[str, Any]:
+    """A ledger tally as ``show --json`` gives it: the known sums of the four types, the calls
+    with each one unknown (never 0), the calls counted here, and ``elsewhere``: the calls copied
+    from another conversation or replaying one of this one's (``Step.counted_elsewhere``),
+    counted where they landed first or as the call they replay."""
+    return {"tokens": {k: t.tokens[k] for k in USAGE_TYPES}, "unknown_calls": dict(t.unknown), "model_calls": t.calls,
+            "counted_elsewhere": elsewhere}
 
 
 def show_json(conv: Conversation, led: Ledger) -> dict[str, Any]:
-    money_of = _talk_money(led)
+    money_of, own = _talk_money(led), _own(led)
+    rolled = {t.id: t for t in led.talks}
+    # the calls counted elsewhere, by talk and by stream: a main talk's with its sub-agents are
+    # its own and those of the streams that roll up to it (the ledger's roll-up)
+    by_talk: dict[str | None, int] = {}
+    by_stream: dict[str, int] = {}
+    for c in conv.model_calls():
+        if c.counted_elsewhere:
+            by_talk[c.talk] = by_talk.get(c.talk, 0) + 1
+            by_stream[c.stream] = by_stream.get(c.stream, 0) + 1
     talks = []
     for t in conv.talks:
+        row = rolled.get(t.id) if t.stream == "m" else None
         inputs = [conv.step(i) for i in t.inputs]
         m = money_of.get(t.id)
         talks.append({
@@ -174,8 +161,9 @@ def show_json(conv: Conversation, led: Ledger) -> dict[str, Any]:
             "inputs": [{"id": i.input, "source": i.source, "text": clip(i.text)} for i in inputs],
             "reply": clip(conv.step(t.reply).text) if t.reply else None,
             "steps": len(t.steps),
-            "own": usage_totals([conv.step(s) for s in t.steps]),
-            "with_subagents": usage_totals(_talk_steps(conv, t.id, True)) if t.stream == "m" else None,
+            "own": usage_of(own.get(t.id) or Tally(), by_talk.get(t.id, 0)),
+            "with_subagents": usage_of(row.with_subagents, by_talk.get(t.id, 0) + sum(by_stream.get(x, 0) for x in row.streams))
+            if row is not None else None,
             "money": str(m.money) if m is not None else "0", "money_complete": m is None or m.money_complete,
         })
     return {
@@ -183,7 +171,7 @@ def show_json(conv: Conversation, led: Ledger) -> dict[str, Any]:
         "project": conv.project,
         "streams": [unstructure(s) for s in conv.streams],
         "talks": talks,
-        "totals": usage_totals(list(conv.steps)),
+        "totals": usage_of(led.total, sum(led.copies.values()) + led.replays),
         "money": str(led.total.money), "prices": led.prices.name,
         "model_calls": [{"step": s.id, "stream": s.stream, "talk": s.talk, "model": s.model, "usage": unstructure(s.usage),
                          "output_floor": s.output_floor, "replay_of": s.replay_of, "copy_of": s.copy_of}
@@ -193,9 +181,12 @@ def show_json(conv: Conversation, led: Ledger) -> dict[str, Any]:
 
 def _talk_money(led: Ledger) -> dict[str, Tally]:
     """A main talk's tally with the sub-agents it started; a sub-agent's talk, its own."""
-    out = {o.id: o.tally for o in led.owners if o.kind == "talk"}
-    out.update({t.id: t.with_subagents for t in led.talks})
-    return out
+    return {**_own(led), **{t.id: t.with_subagents for t in led.talks}}
+
+
+def _own(led: Ledger) -> dict[str, Tally]:
+    """Each talk's own calls (a talk with none has no tally)."""
+    return {o.id: o.tally for o in led.owners if o.kind == "talk"}
 
 
 def _seconds(a: str | None, b: str | None) -> float | None:
