@@ -585,16 +585,18 @@ def test_file_groups_hold_the_targets_own_operations_each_once(corpus_store: Any
 # --- calls ------------------------------------------------------------------------------------------------
 
 def test_an_answer_for_another_target_is_left_out_and_a_missing_one_filled_in(corpus_store: Any, tmp_path: Path) -> None:
-    _, st = run(corpus_store, tmp_path, [{"targets": [T2]}, {"targets": [T2, T2, {"target": "t7"}]}, T3])
+    _, st = run(corpus_store, tmp_path, [{"targets": [T2]}, {"targets": [T2, T2, {"target": "t7"}, {"target": 5}, "t2"]}, T3])
     t1 = target(st, "t1")
     assert [(c["state"], c["by"]) for c in t1["criteria"]] == [("unknown", "asz")] * 3
     assert (t1["level"], t1["basis"]) == ("unverified", "no_evidence")
     assert target(st, "t2")["level"] == "unverified" and target(st, "t2")["criteria"][1]["state"] == "met"
     got = checks(st)
-    assert got[:2] == [("left_out", "t2", "an answer for 't2': not this call's target"),
+    assert got[:2] == [("left_out", "t2", "an answer for t2: it is not one of this call's targets"),
                        ("filled_in", "t1", "the answer gave nothing for it: every criterion is unknown and its basis no_evidence")]
     assert ("left_out", "t2", "a second answer for the same target") in got
-    assert ("left_out", "t7", "an answer for 't7': no such target") in got
+    assert ("left_out", "t7", "an answer for t7: no such target") in got
+    # an entry naming no target (a number, no object at all): left out, at its call, in every stage's words
+    assert got.count(("left_out", "call 2", "an answer entry that names no target")) == 2
 
 
 def test_a_call_that_fails_twice_leaves_its_target_unjudged(corpus_store: Any, tmp_path: Path) -> None:

@@ -125,7 +125,7 @@ def test_labels_asz_leaves_out(corpus_store: Any, tmp_path: Path) -> None:
     assert any(w == "k1 from s224" and "misled_by_subtask needs the sub-task stage's decisions" in x for _, w, x in c)
     assert ("left_out", "k1 from s227", "label unrequested_work cites 'k1', which is no step of the work it labels: its "
                                         "cost is not reviewed") in c
-    assert ("left_out", "k9", "labels for 'k9': no talk of a target in this window") in c
+    assert ("left_out", "k9", "an answer for k9: no such talk") in c
     assert eff["header"]["parts_left_out"] == 5
     # only the part kept is priced as labelled; the rest counts as not reviewed
     lab = labels(eff)

@@ -352,7 +352,7 @@ def test_labels_left_out(example: Any, tmp_path: Path) -> None:
 
 def test_ids_the_call_does_not_own_are_left_out_and_a_failed_call_judges_nothing(example: Any, tmp_path: Path) -> None:
     sub, _ = one(example, tmp_path, decision(subtasks=["a1", "a9"]))
-    assert ("left_out", "a9", "a decision for a9: the window holds no such sub-task") in checks(sub)
+    assert ("left_out", "a9", "an answer for a9: no such sub-task") in checks(sub)
     _, stages = run(example, tmp_path, "5e1f0c2a", EXAMPLE_TARGETS, None, stages=("targets", "subtasks"))
     sub = stages["subtasks"]
     assert sub["status"] == "failed" and "1 sub-tasks never judged" in sub["reason"]
@@ -413,4 +413,4 @@ def test_a_second_decision_for_one_sub_task_is_left_out(example: Any, tmp_path: 
                     stages=("targets", "subtasks"))
     sub = stages["subtasks"]
     assert by_stream(sub)["a1"]["outcome"]["value"] == "completed"
-    assert ("left_out", "a1", "a second decision for the same sub-task") in checks(sub)
+    assert ("left_out", "a1", "a second answer for the same sub-task") in checks(sub)

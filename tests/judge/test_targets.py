@@ -56,8 +56,8 @@ def test_a_hallucinated_input_id_is_left_out(corpus_store: Any, tmp_path: Path) 
                           "relations": [{"relation": "continue", "goal": "new:A", "follows": ins[0].input}]})
     _, stage = judge(corpus_store, tmp_path, cid, [entry(ans)])
     assert stage["status"] == "partial"
-    assert checks(stage) == [("left_out", "i999", "an answer for i999: the conversation holds no such input")]
-    assert stage["note"] == ["left out: i999: an answer for i999: the conversation holds no such input"]
+    assert checks(stage) == [("left_out", "i999", "an answer for i999: no such input")]
+    assert stage["note"] == ["left out: i999: an answer for i999: no such input"]
     assert "i999" not in stage["targets"][0]["inputs"]
 
 

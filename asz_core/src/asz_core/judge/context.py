@@ -15,7 +15,7 @@ import secrets
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -28,8 +28,8 @@ from ..errors import AszError, ConfigError
 from ..records import USAGE_TYPES
 from ..store import Store
 from . import config as configs
-from .judgment import (VERSION, AttemptRecord, CallResult, Consumed, EvaluatorCall, EvaluatorRef, Request, StageFile,
-                       StageRun)
+from .judgment import (VERSION, AttemptRecord, CallResult, Check, Consumed, EvaluatorCall, EvaluatorRef, Request,
+                       StageFile, StageRun)
 
 Progress = Callable[[str], None]
 
@@ -342,6 +342,38 @@ def readable_with(key: str) -> Callable[[Any], str | None]:
             return f"the answer has no {key} list"
         return None
     return readable
+
+
+def own_entries(entries: Iterable[Any], names: Callable[[Any], Sequence[str]], own: Collection[str],
+                known: Collection[str], noun: str, call: int, checks: list[Check]) -> dict[str, Any]:
+    """The one rule every stage sorts a call's answer entries by: each entry answers for the items
+    it names (``names``: the string ids it names, empty when none). An entry naming none is left out
+    (at ``call N``); a name that is not one of the call's own (``own``) is left out, as another
+    call's when the stage knows it (``known``) and as no such item otherwise; a second entry for the
+    same item is left out and the first kept. Returns item -> its entry, for the call's own items
+    answered; a left-out check each, in ``checks``, in the same words in every stage."""
+    out: dict[str, Any] = {}
+    for e in entries:
+        got = names(e)
+        if not got:
+            checks.append(Check("left_out", f"call {call}", f"an answer entry that names no {noun}"))
+        for x in got:
+            if x not in own:
+                why = f"it is not one of this call's {noun}s" if x in known else f"no such {noun}"
+                checks.append(Check("left_out", x, f"an answer for {x}: {why}"))
+            elif x in out:
+                checks.append(Check("left_out", x, f"a second answer for the same {noun}"))
+            else:
+                out[x] = e
+    return out
+
+
+def naming(key: str) -> Callable[[Any], list[str]]:
+    """``names`` for :func:`own_entries` of entries naming one item under ``key``."""
+    def names(e: Any) -> list[str]:
+        v = e.get(key) if isinstance(e, dict) else None
+        return [v] if isinstance(v, str) and v else []
+    return names
 
 
 def parse_answer(result: CallResult) -> Any:

@@ -22,7 +22,7 @@ import orjson
 from ...convert import unstructure
 from ..chunks import Chunk, Item, plan_chunks
 from .. import stage_files
-from ..context import EvaluatorSpec, Meter, Run, StageCalls, now, readable_with
+from ..context import EvaluatorSpec, Meter, Run, StageCalls, naming, now, own_entries, readable_with
 from ..evidence import for_run
 from ..judgment import AchievementHeader, Check, StageFile, check_notes, Target, TargetAchievement
 from ..kit import render
@@ -184,16 +184,7 @@ def run_achievement(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
             checks.append(Check("left_out", f"call {n}", f"gave nothing readable twice ({out.error}): "
                                                          f"{', '.join(mine)} not judged"))
             continue
-        entries: dict[str, dict[str, Any]] = {}
-        for e in out.answer["targets"]:
-            tid = e.get("target") if isinstance(e, dict) else None
-            if tid not in mine:
-                why = "not this call's target" if tid in by_id or any(t.id == tid for t in targets) else "no such target"
-                checks.append(Check("left_out", str(tid), f"an answer for {tid!r}: {why}"))
-            elif tid in entries:
-                checks.append(Check("left_out", tid, "a second answer for the same target"))
-            else:
-                entries[tid] = e
+        entries = own_entries(out.answer["targets"], naming("target"), mine, {t.id for t in targets}, "target", n, checks)
         for tid in mine:
             tc = TargetCheck(ev, by_id[tid], own.get(tid, ()), op_step, next_finding)
             results[tid] = tc.run(entries.get(tid), n)

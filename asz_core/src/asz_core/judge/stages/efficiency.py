@@ -28,7 +28,7 @@ import orjson
 
 from ...assembly import Step
 from ..chunks import Item
-from ..context import EvaluatorSpec, Run, readable_with
+from ..context import EvaluatorSpec, Run, naming, own_entries, readable_with
 from ..evidence import Evidence, for_run as evidence_for
 from ..judgment import (AVOIDABLE, NOT_REVIEWED, CallLabel, Check, check_notes, EfficiencyHeader, Finding, PartLabel, StageFile,
                         TalkLabels, WorkLabel)
@@ -124,16 +124,8 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     failed = ran.failed
     raw_findings: list[tuple[int, Any]] = []
     for n, own, answer in ran.answers():
-        for e in answer["talks"]:
-            k = e.get("talk") if isinstance(e, dict) else None
-            if not isinstance(k, str) or k not in own:
-                why = ("it is not one of this call's talks" if isinstance(k, str) and k in w.talks
-                       else "no talk of a target in this window")
-                checks.append(Check("left_out", str(k), f"labels for {k!r}: {why}"))
-            elif k in entry_of:
-                checks.append(Check("left_out", k, "a second entry for the same talk"))
-            else:
-                entry_of[k] = (n, e)
+        for k, e in own_entries(answer["talks"], naming("talk"), own, w.talks, "talk", n, checks).items():
+            entry_of[k] = (n, e)
         found = answer.get("findings")
         raw_findings += [(n, f) for f in (found if isinstance(found, list) else [])]
 

@@ -37,7 +37,7 @@ import orjson
 from ...assembly import Step
 
 from ..chunks import Item
-from ..context import EvaluatorSpec, Run, readable_with
+from ..context import EvaluatorSpec, Run, own_entries, readable_with
 from ..evidence import Cite, Evidence, for_run as evidence_for
 from ..judgment import (AVOIDABLE, DISPATCHES, NOT_REVIEWED, OUTCOMES, REPORTS, USES, CallLabel, Check, check_notes, Decision,
                         StageFile, SubtaskJudgment, SubtasksHeader, WorkLabel)
@@ -171,6 +171,12 @@ class SubtaskCheck:
 
 # --- the stage ---------------------------------------------------------------------------------------
 
+def subtasks_named(e: Any) -> list[str]:
+    """The sub-tasks a decision names (one decision can cover several)."""
+    names = e.get("subtasks") if isinstance(e, dict) else None
+    return [x for x in names if isinstance(x, str) and x] if isinstance(names, list) else []
+
+
 def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     w = run.window
     catalogue, targets, inputs = targets_stage(run)
@@ -189,21 +195,8 @@ def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     entry_of: dict[str, tuple[int, dict[str, Any], tuple[str, ...]]] = {}
     failed = ran.failed
     for n, own, answer in ran.answers():
-        for e in answer["decisions"]:
-            names = e.get("subtasks") if isinstance(e, dict) else None
-            if not isinstance(names, list) or not names:
-                checks.append(Check("left_out", f"call {n}", "a decision that names no sub-task"))
-                continue
-            named = tuple(x for x in names if isinstance(x, str))
-            for a in named:
-                if a not in own:
-                    why = ("it is not one of this call's sub-tasks" if a in rows
-                           else "the window holds no such sub-task")
-                    checks.append(Check("left_out", a, f"a decision for {a}: {why}"))
-                elif a in entry_of:
-                    checks.append(Check("left_out", a, "a second decision for the same sub-task"))
-                else:
-                    entry_of[a] = (n, e, tuple(x for x in named if x != a))
+        for a, e in own_entries(answer["decisions"], subtasks_named, own, rows, "sub-task", n, checks).items():
+            entry_of[a] = (n, e, tuple(x for x in subtasks_named(e) if x != a))
 
     in_window: dict[str, list[Step]] = {}  # per stream its steps in the window, in order: one pass
     for s in w.conv.steps:

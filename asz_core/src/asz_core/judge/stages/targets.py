@@ -41,7 +41,7 @@ from ..judgment import (ACTIONS, END_STATES, RELATIONS, Action, Check, check_not
                         Relation, StageFile, Target, TargetsHeader)
 from ...navigation import _clip
 from ..chunks import Chunk, Item, plan_chunks
-from ..context import EvaluatorSpec, Meter, Run, StageCalls, now, readable_with
+from ..context import EvaluatorSpec, Meter, Run, StageCalls, naming, now, own_entries, readable_with
 from ..kit import render
 
 STAGE = "targets"
@@ -146,19 +146,8 @@ class Scan:
         self.own_now = ownset
         self.before_t, self.before_g = set(self.targets), set(self.goals)  # ids earlier calls gave
         self.read_upto = max(self.pos[i] for i in own)
-        entries: dict[str, dict[str, Any]] = {}
-        for e in _list(ans.get("inputs")):
-            iid = e.get("input") if isinstance(e, dict) else None
-            if not isinstance(iid, str):
-                self.left_out(f"call {n}", "an answer entry that names no input")
-            elif iid not in ownset:
-                why = ("it is not one of this call's inputs" if iid in self.pos or iid in self.all_inputs
-                       else "the conversation holds no such input")
-                self.left_out(iid, f"an answer for {iid}: {why}")
-            elif iid in entries:
-                self.left_out(iid, "a second answer for the same input")
-            else:
-                entries[iid] = e
+        entries = own_entries(_list(ans.get("inputs")), naming("input"), ownset, self.pos.keys() | self.all_inputs, "input", n,
+                              self.checks)
         tdefs: dict[str, dict[str, Any]] = {}
         for t in _list(ans.get("targets")):
             key = t.get("target") if isinstance(t, dict) else None
