@@ -84,7 +84,25 @@ def fingerprint(db_path: Path) -> dict[str, Any]:
         "rounds": db_rows(db_path, "SELECT conversation, number, parent, head, records FROM rounds ORDER BY conversation, number"),
         "records": db_rows(db_path, "SELECT conversation, key, version, round, digest FROM records ORDER BY seq"),
         "files": db_rows(db_path, "SELECT path, offset, line FROM files ORDER BY path"),
+        "leans": db_rows(db_path, "SELECT conversation, round, part, rule, rows FROM leans ORDER BY conversation, round, part")
+        if "leans" in tables else [],
     }
+
+
+def assert_lean_rows_agree(store: Any, conversation: str, upto: int) -> None:
+    """``Store.records(lean=True)`` is read from ``leans`` (not the records) and shows every record
+    the view at ``upto`` shows, in its place: its key, stream and time, its lean events, and its
+    place in the conversation's landing order for ``seq``."""
+    import orjson
+
+    from asz_core.lean_events import RULE, lean
+
+    assert len({r[0] for r in db_rows(store.path, "SELECT round FROM leans WHERE conversation = ? AND round <= ? AND "
+                                      "rule = ?", (conversation, upto, RULE))}) == upto
+    place = {seq: i for i, (seq,) in enumerate(db_rows(store.path, "SELECT seq FROM records WHERE conversation = ? AND "
+                                                      "round <= ? ORDER BY seq", (conversation, upto)), 1)}
+    want = [(place[r.seq], r.key, r.stream, r.ts, lean(r.events)) for r in store.records(conversation, upto)]
+    assert orjson.dumps(store.records(conversation, upto, lean=True)) == orjson.dumps(want)
 
 
 class OneRuntime:

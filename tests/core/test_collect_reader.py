@@ -39,6 +39,7 @@ TABLES = {
                "FROM records ORDER BY seq",
     "files": "SELECT path, runtime, size, mtime_ns, offset, line, tail, state FROM files ORDER BY path",
     "calls": "SELECT rowid, call, conversation FROM calls ORDER BY rowid",
+    "leans": "SELECT conversation, round, part, rule, rows FROM leans ORDER BY conversation, round, part",
 }
 
 

@@ -10,9 +10,11 @@ from typing import Any
 import orjson
 
 from asz_core.assembly import assemble, calls_of
+from asz_core.lean_events import RULE, lean
 from asz_core.ledger import _summary_dump, build, load_prices, summarize, summary_of
 from asz_core.store import Round
 
+from .helpers import assert_lean_rows_agree, db_rows
 from .test_ledger_figures import store  # noqa: F401 - the corpus of all four runtimes, collected (a fixture)
 from .test_ledger_owners import MODEL, TS, Conv
 
@@ -29,63 +31,99 @@ def _both(store: Any, row: Any) -> tuple[bytes, bytes]:
 def test_every_corpus_summary_made_lean_is_the_assembled_one_to_the_byte(store: Any) -> None:
     rows = [r for r in store.conversations() if r.head is not None]
     assert len(rows) > 20
+    for r in rows:  # read from the lean events collect kept (not the records' whole events)
+        assert_lean_rows_agree(store, r.id, r.head.number)
     differ = [r.id for r in rows if (pair := _both(store, r))[0] != pair[1]]
     assert not differ, f"{len(differ)} summaries differ, e.g. {differ[:3]}"
 
 
-def _lean_and_full(c: Conv, copies: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def test_the_lean_view_of_the_lean_events_is_the_lean_view_of_the_whole_ones(store: Any) -> None:
+    """Every figure the lean view gives, not only the summaries': the lean events keep all it reads."""
+    rows = [r for r in store.conversations() if r.head is not None]
+    for r in rows:
+        recs = store.records(r.id, r.head.number)
+        copies = store.copied_calls(r.id)
+        whole = calls_of(r.id, r.runtime, r.head, [(x.seq, x.key, x.stream, x.ts, x.events) for x in recs], copies)
+        kept = calls_of(r.id, r.runtime, r.head, [(x.seq, x.key, x.stream, x.ts, lean(x.events)) for x in recs], copies)
+        assert kept == whole, r.id
+
+
+def test_lean_events_of_odd_shapes_are_read_as_the_whole_ones_would_be() -> None:
+    c = Conv()
+    c.add("main", {"e": "change", "tool": "t0"}, {"e": "execution", "tool": "t0"})  # captured: opens no stream
+    c.add("agent-z", {"e": "change", "tool": "t0"}, {"e": "text", "call": "x", "text": "hi"})  # not only captured
+    c.add("agent-z", {"e": "stream", "kind": "helper", "by": ["t9"], "after": "r1", "group": "g"})
+    c.add("main", {"e": "input", "source": "person", "text": "go", "size": 2})
+    c.add("main", {"e": "tool_use", "call": "c1", "id": "t1", "name": "Task", "input": {"a": "b" * 5000}})
+    c.add("main", {"e": "tool_use", "call": "c1", "name": "Task"})  # no id
+    c.add("main", {"e": "input", "source": "person", "text": "go", "size": 2}, {"e": ["not", "hashable"]})
+    c.call("c1")
+    c.add("main", {"e": "tool_result", "id": "t1", "error": True, "text": "x" * 9000, "size": 9000, "starts": "agent-z",
+                   "agent_usage": {"input": 1}, "launch": True})
+    c.add("main", {"e": "starts", "id": "t1", "stream": "agent-z"}, {"e": "notice", "kind": "hook", "text": "n"},
+          {"e": "summary", "text": "s"}, {"e": "thinking", "call": "c1", "text": "t"}, {"e": "turn_end"})
     rnd = Round("c1", 1, "", "h" * 64, TS, len(c.recs))
-    conv = assemble("c1", "claudecode", rnd, c.recs, copies)
-    full = _summary_dump(summarize(build(conv, load_prices()), conv))
-    rows = [(r.seq, r.key, r.stream, r.ts, r.events) for r in c.recs]
-    lean = _summary_dump(summary_of(calls_of("c1", "claudecode", rnd, rows, copies), load_prices()))
-    return full, lean
+    whole = calls_of("c1", "claudecode", rnd, [(r.seq, r.key, r.stream, r.ts, r.events) for r in c.recs])
+    kept = [lean(r.events) for r in c.recs]
+    assert kept[0] == ({"e": "change"},) and kept[1] == () and kept[6] == c.recs[6].events  # odd: kept whole
+    assert kept[4] == ({"e": "tool_use", "id": "t1"},) and kept[8] == ({"e": "tool_result", "id": "t1", "starts": "agent-z",
+                                                                          "agent_usage": {"input": 1}},)
+    assert len(orjson.dumps(kept)) < 1000  # the request and the result's text are not kept
+    assert calls_of("c1", "claudecode", rnd, [(r.seq, r.key, r.stream, r.ts, k) for r, k in zip(c.recs, kept)]) == whole
+    assert whole.streams == (("main", "main"), ("agent-z", "helper")) and whole.first_input == "go"
+    # what the lean view fails on is kept, so it fails on the lean events alike
+    assert lean(({"e": "input", "text": "a"}, "not a dict")) == ({"e": "input", "text": "a"}, "not a dict")
+    assert lean(({"e": "call", "model": "m"},)) == ({"e": "call", "model": "m"},)
 
 
-def test_owners_talks_replays_copies_and_inputs_are_counted_as_assembly_counts_them() -> None:
-    c = Conv()
-    c.add("main", {"e": "input", "source": "queued", "text": "typed early", "size": 11})  # opens a talk: none open
-    c.call("c0", usage={"input": 10, "output": 5})  # no cache: its parts are input and output only
-    c.person("/clear")
-    c.add("main", {"e": "input", "source": "command", "text": "/clear", "size": 6})  # echoed: one input
-    c.add("main", {"e": "input", "source": "queued", "text": "while it works", "size": 14})  # joins the talk
-    c.agent("c1", "t1", "agent-x")
-    c.child("agent-x", by=("t1",))
-    c.call("c2", stream="agent-x", usage={"input": 10, "output": 1, "cache_read": 5, "cache_write": 7,
-                                          "cache_write_1h": 7})  # the 1-hour part first seen in a child
-    c.add("agent-x", {"e": "call", "id": "c3", "model": MODEL, "response": "r1",
-                      "usage": {"input": 1, "output": 2, "cache_read": 3, "cache_write": 0}})  # output unknown
-    c.add("main", {"e": "call", "id": "c4", "model": MODEL, "response": "r1", "final": True,
-                   "usage": {"input": 1, "output": 2, "cache_read": 3, "cache_write": 0}})  # c3 replays it
-    c.call("c5", model="no-such-model-anywhere")
-    c.call("c6", ts=None)
-    c.call("c7")  # another conversation landed it first
-    c.add("helper-1", {"e": "stream", "kind": "helper"})
-    c.call("c8", stream="helper-1")
-    c.add("agent-y", {"e": "stream", "kind": "child", "by": []})  # started by nothing: unattributed
-    c.call("c9", stream="agent-y", ts="2026-01-11T23:59:59+05:00")
-    full, lean = _lean_and_full(c, {"c7": "other"})
-    assert full["copies"] == 1 and full["replays"] == 1 and full["talks"] == 2 and full["streams"] == 3
-    assert full["first_input"] == "typed early"
-    assert orjson.dumps(lean) == orjson.dumps(full)
+def _tamper(path: Any, sql: str, args: tuple[Any, ...] = ()) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        con.execute(sql, args)
+        con.commit()
+    finally:
+        con.close()
 
 
-def test_a_sub_agents_last_output_from_its_parent_and_loose_work_are_counted_alike() -> None:
-    c = Conv()
-    c.call("c0")  # loose: before any input
-    c.add("main", {"e": "tool_use", "call": "c1", "id": "t1", "name": "Task", "input": {}})
-    c.child("agent-x", by=("t1",))
-    c.add("agent-x", {"e": "call", "id": "c2", "model": MODEL, "usage": {"input": 4, "output": 1, "cache_read": 9,
-                                                                       "cache_write": 0}})
-    c.add("main", {"e": "tool_result", "id": "t1", "error": False, "text": "", "size": 0, "starts": "agent-x",
-                   "agent_usage": {"input": 4, "output": 77, "cache_read": 9, "cache_write": 0}})
-    c.add("main", {"e": "input", "source": "command", "text": "/review the parser", "size": 18})
-    c.call("c3")
-    full, lean = _lean_and_full(c)
-    assert full["total"]["tokens"]["output"] == 100 + 77 + 100 and full["first_input"] == "/review the parser"
-    assert orjson.dumps(lean) == orjson.dumps(full)
+def test_lean_events_kept_by_another_rule_are_never_read(corpus_store_copy: Any) -> None:
+    st = corpus_store_copy
+    row = max((r for r in st.conversations() if r.head is not None), key=lambda r: r.head.records)
+    want = _both(st, row)[0]
+    # another rule's lean events (of other figures, here made up) beside this one's: never read
+    _tamper(st.path, "UPDATE leans SET rule = 'another', rows = '[]' WHERE conversation = ?", (row.id,))
+    got = st.records(row.id, row.head.number, lean=True)
+    assert [g[0] for g in got] == [r.seq for r in st.records(row.id, row.head.number)]  # from the records themselves
+    assert _both(st, row) == (want, want)
 
 
-def test_no_records_at_all() -> None:
-    full, lean = _lean_and_full(Conv())
-    assert orjson.dumps(lean) == orjson.dumps(full)
+def test_a_round_written_without_lean_events_is_read_from_the_records(tmp_path: Any) -> None:
+    """A round some other asz wrote (no lean events): the view is read from the records, all of it."""
+    from asz_core.collect import collect
+    from asz_core.store import Store
+
+    from .helpers import CLAUDE_CORPUS
+
+    src = max((f for f in CLAUDE_CORPUS.rglob("*.jsonl") if not f.name.startswith("agent-")), key=lambda f: f.stat().st_size)
+    lines = src.read_bytes().splitlines(keepends=True)
+    f = tmp_path / "p" / src.name
+    f.parent.mkdir()
+    f.write_bytes(b"".join(lines[: len(lines) // 2]))
+    st = Store.open(tmp_path / "home")
+    (r1,) = collect([f], st).rounds
+    with f.open("ab") as out:
+        out.write(b"".join(lines[len(lines) // 2:]))
+    (r2,) = collect([f], st).rounds
+    assert (r1.number, r2.number) == (1, 2)
+    row = next(r for r in st.conversations() if r.id == r2.conversation)
+    want = _both(st, row)
+    assert want[0] == want[1]
+    assert_lean_rows_agree(st, row.id, 2)
+    # round 2 as an asz without lean events wrote it; round 1's lean events made up: not read alone
+    _tamper(st.path, "DELETE FROM leans WHERE conversation = ? AND round = 2", (row.id,))
+    _tamper(st.path, "UPDATE leans SET rows = '[]' WHERE conversation = ?", (row.id,))
+    assert [g[0] for g in st.records(row.id, 2, lean=True)] == [r.seq for r in st.records(row.id, 2)]
+    assert _both(st, row) == want
+    assert db_rows(st.path, "SELECT count(*) FROM leans WHERE conversation = ? AND rule = ?", (row.id, RULE))[0][0] >= 1
+    st.close()

@@ -190,7 +190,7 @@ def _take(s: _Step, items: Iterator[Item], store: Store, w: Writer, binder: _Bin
     add = binder.add
     try:
         for item in items:
-            if len(item) == 12:  # an entry: the usual item, kept short
+            if len(item) == 13:  # an entry: the usual item, kept short
                 if item[5] > last:
                     last = item[5]
                 n.seen += 1

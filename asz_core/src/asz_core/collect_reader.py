@@ -37,7 +37,7 @@ from .textclip import INPUT_DEPTH, depth_cuts
 from .workers import fork_pays
 
 Item = tuple[Any, ...]
-"""One thing read: a :data:`~asz_core.store.Prepared` entry (12 fields), or one of
+"""One thing read: a :data:`~asz_core.store.Prepared` entry (13 fields), or one of
 ``("p", file, line, message)`` (a warning), ``("end", offset, line, state as JSON)`` (the file read to
 its end, its cursor then), ``("err", line, message)`` (the adapter failed: reading of the file stopped)."""
 
@@ -283,7 +283,7 @@ def _serve(jobs: list[Job], w: int, parent: int) -> None:
     for adapter, f, cursor in jobs:
         for item in read_items(adapter, f, cursor):
             frame.append(item)
-            size += len(item[7]) + len(item[8]) if len(item) == 12 else 64
+            size += len(item[7]) + len(item[8]) + len(item[12]) if len(item) == 13 else 64
             if size >= CHUNK_BYTES:
                 send()
                 frame, size = [], 0

@@ -22,11 +22,16 @@ import attrs
 import orjson
 
 from .errors import NotFound, RecordError, StoreError
+from .lean_events import RULE as LEAN_RULE
+from .lean_events import lean as lean_events
 from .records import Cursor, Entry, Problem
 from .regular import open_regular
 from .writeback import Writeback
 
-SCHEMA_VERSION = 2  # bump on any change of the tables below
+SCHEMA_VERSION = 2
+"""Bumped on any change of the tables below that another version would misread. (``leans``, added
+since, is not such a change: a store without it, or with rounds some asz wrote without it, is read
+from its records as before.)"""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -46,6 +51,9 @@ CREATE TABLE IF NOT EXISTS files(
   offset INTEGER NOT NULL, line INTEGER NOT NULL, tail BLOB NOT NULL, state BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS calls(
   call TEXT NOT NULL, conversation TEXT NOT NULL, UNIQUE(call, conversation));
+CREATE TABLE IF NOT EXISTS leans(
+  conversation TEXT NOT NULL, round INTEGER NOT NULL, part INTEGER NOT NULL, rule TEXT NOT NULL, rows BLOB NOT NULL,
+  PRIMARY KEY(conversation, round, part));
 """
 
 _LATE_INDEXES = {
@@ -246,12 +254,28 @@ class Store:
         """Every record landed by round ``upto``, in landing order; a rewritten record shows its
         newest version landed by then, in the place its first version took. ``lean``: each as
         the tuple ``(seq, key, stream, ts, events)`` (``assembly.RecordRow``), all the ledger's
-        summaries read, made in about half the time."""
+        summaries read: the events as ``lean_events.lean`` keeps them, and ``seq`` the record's
+        place in landing order (1, 2, ...), read from the few rows of ``leans`` collect wrote; from
+        the records themselves (their whole events, their own ``seq``) when ``leans`` does not hold
+        every round by then as this asz's rule keeps them."""
         out: list[StoredRecord] = []
         where: dict[str, int] = {}
         loads = orjson.loads
         if lean:
             rows: Any = []
+            parts = self.db.execute("SELECT round, rows FROM leans WHERE conversation = ? AND round <= ? AND rule = ? "
+                                    "ORDER BY round, part", (conversation, upto, LEAN_RULE)).fetchall()
+            if parts and len({r for r, _ in parts}) == upto:  # rounds are numbered 1, 2, ...: every one is there
+                n = 0
+                for _, blob in parts:
+                    for version, key, stream, ts, events in loads(blob):
+                        n += 1
+                        if version > 1 and key in where:
+                            rows[where[key]] = (rows[where[key]][0], key, stream, ts, events)
+                        else:
+                            where[key] = len(rows)
+                            rows.append((n, key, stream, ts, events))
+                return rows  # type: ignore[no-any-return]
             q = "SELECT seq, key, version, stream, ts, events FROM records WHERE conversation = ? AND round <= ? ORDER BY seq"
             for seq, key, version, stream, ts, events in self.db.execute(q, (conversation, upto)):
                 row = (seq, key, stream, ts, tuple(loads(events)))
@@ -340,6 +364,9 @@ _BATCH = 512
 _BATCH_BYTES = 256 * 1024
 """Records are written 512 at a time, or sooner once they hold this many bytes (a batch of big
 records is memory the collect does not need to hold)."""
+_INSERT_LEAN = "INSERT INTO leans(conversation, round, part, rule, rows) VALUES(?,?,?,?,?)"
+_LEAN_BYTES = 1 << 20
+"""The lean events of the open rounds are written as a part of each once they hold this many bytes."""
 
 
 class Writer:
@@ -354,6 +381,7 @@ class Writer:
         self._writeback = None if store.wal else Writeback(store.path)
         self._unpushed = 0  # bytes of records written since the last writeback push
         self._calls: list[tuple[str, str]] = []  # first landings of global call ids, in landing order
+        self._lean_bytes = 0  # of the open rounds' lean rows not written yet
         self.notes: list[Problem] = []
         """Records written twice in one file with other content (``Entry.repeat``): what was
         kept. Collect passes them on as warnings."""
@@ -469,7 +497,7 @@ class Writer:
 
     def add_prepared(self, conversation: str, p: Prepared) -> bool:
         """:meth:`add` for an entry :func:`prepare` made ready (in this process or in collect's reader)."""
-        key, _, stream, kind, file, line, ts, raw, events, digest, calls, flags = p
+        key, _, stream, kind, file, line, ts, raw, events, digest, calls, flags, lean = p
         rnd = self._open.get(conversation) or self._round(conversation)
         have = rnd.known.get(key)
         if have is None and rnd.number == 1:
@@ -502,6 +530,14 @@ class Writer:
         self._bytes += len(raw) + len(events)
         if len(self._rows) >= _BATCH or self._bytes >= _BATCH_BYTES:
             self._flush()
+        # Into one buffer (orjson gives each result room for KiBs more: thousands of them held
+        # would take many times their size).
+        rnd.lean += b"[1," if version == 1 else b"[%d," % version
+        rnd.lean += lean
+        rnd.lean += b","
+        self._lean_bytes += len(lean)
+        if self._lean_bytes >= _LEAN_BYTES:
+            self._write_leans()
         rnd.hash.update(digest)
         rnd.count += 1
         return True
@@ -531,9 +567,21 @@ class Writer:
             (path, runtime, size, mtime_ns, cursor.offset, cursor.line, tail, orjson.dumps(cursor.state)),
         )
 
+    def _write_leans(self) -> None:
+        """Each open round's lean rows so far as its next part of ``leans``: ``[[version, key,
+        stream, ts, lean events], ...]`` in landing order (``Store.records(lean=True)`` reads them)."""
+        for conv, rnd in self._open.items():
+            if rnd.lean:
+                rnd.lean[-1:] = b"]"  # the last row's comma
+                self.db.execute(_INSERT_LEAN, (conv, rnd.number, rnd.parts, LEAN_RULE, b"[" + rnd.lean))
+                rnd.parts += 1
+                rnd.lean = bytearray()
+        self._lean_bytes = 0
+
     def close_rounds(self) -> list[Round]:
         """Land every round that gained records; a conversation with nothing new gets none."""
         self._flush()
+        self._write_leans()
         landed = []
         for conv, rnd in self._open.items():
             if not rnd.count:
@@ -563,17 +611,19 @@ def tail_before(path: str | Path, offset: int) -> bytes:
         return f.read(min(offset, TAIL_BYTES))
 
 
-Prepared = tuple[str, str, str, str, str, int, "str | None", bytes, bytes, bytes, tuple[str, ...], int]
+Prepared = tuple[str, str, str, str, str, int, "str | None", bytes, bytes, bytes, tuple[str, ...], int, bytes]
 """An entry made ready for :meth:`Writer.add_prepared`, flat (str, bytes and ints only, so collect's
 reader process sends it through a pipe as it is): ``(key, session, stream, kind, file, line, ts,
-raw, events as JSON, sha256 of raw, the global call ids its events name, flags)``."""
+raw, events as JSON, sha256 of raw, the global call ids its events name, flags, its row of
+``leans`` but the version: ``key, stream, ts, lean events]`` (``lean_events.lean``), JSON without its
+opening bracket)``."""
 VERSIONED, REPEAT, HAS_EVENTS = 1, 2, 4
 """The flags of a :data:`Prepared`: Entry.versioned, Entry.repeat, and whether it has events."""
 
 
 def prepare(e: Entry) -> Prepared:
     """The work :meth:`Writer.add` does on one entry that needs nothing of the store: its
-    fields checked, its events as JSON, its digest, its global call ids. Raises (RecordError,
+    fields checked, its events (whole and lean) as JSON, its digest, its global call ids. Raises (RecordError,
     TypeError, ...) for an entry the store cannot hold."""
     # Every field read once (this runs for every record collected).
     key, session, stream, kind, file, line, raw, events, ts = e.key, e.session, e.stream, e.kind, e.file, e.line, e.raw, e.events, e.ts
@@ -595,14 +645,15 @@ def prepare(e: Entry) -> Prepared:
         dumped = b"[]" if type(events) is tuple and not events else _dumps(events)
     except TypeError:  # the rare event _dump_events mends: tried here first, one call fewer per entry
         dumped = _dump_events(events)
-    return (key, session, stream, kind, file, line, ts, raw, dumped, _sha256(raw).digest(), calls, flags)
+    return (key, session, stream, kind, file, line, ts, raw, dumped, _sha256(raw).digest(), calls, flags,
+            _dump_events((key, stream, ts, lean_events(events)))[1:])
 
 
 _sha256 = hashlib.sha256
 _dumps = orjson.dumps
 
 
-def _dump_events(events: tuple[dict[str, Any], ...]) -> bytes:
+def _dump_events(events: tuple[Any, ...]) -> bytes:
     try:
         return orjson.dumps(events)
     except TypeError:
@@ -628,6 +679,8 @@ class _OpenRound:
         self.hash = hashlib.sha256(parent.encode())
         self.known: dict[str, tuple[int, bytes]] = {}
         self.calls: set[str] = set()  # global call ids this round already noted
+        self.lean = bytearray()  # lean rows not written yet, each followed by a comma (Writer._write_leans)
+        self.parts = 0
 
 
 def _now() -> str:
