@@ -77,7 +77,7 @@ def fingerprint(db_path: Path) -> dict[str, Any]:
     tables = {r[0] for r in db_rows(db_path, "SELECT name FROM sqlite_master WHERE type='table'")} if db_path.exists() else set()
     if not {"conversations", "sessions", "rounds", "records", "files"} <= tables:
         # No store yet, or one whose tables were being created: it holds nothing.
-        return {"conversations": [], "sessions": [], "rounds": [], "records": [], "files": []}
+        return {"conversations": [], "sessions": [], "rounds": [], "records": [], "files": [], "leans": []}
     return {
         "conversations": db_rows(db_path, "SELECT id, runtime FROM conversations ORDER BY id"),
         "sessions": db_rows(db_path, "SELECT session, conversation FROM sessions ORDER BY session"),

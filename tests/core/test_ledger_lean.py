@@ -103,8 +103,9 @@ def test_a_round_written_without_lean_events_is_read_from_the_records(tmp_path: 
     from asz_core.collect import collect
     from asz_core.store import Store
 
-    from .helpers import CLAUDE_CORPUS
+    from tests.conftest import CLAUDE_CORPUS, need_corpus
 
+    need_corpus(CLAUDE_CORPUS)
     src = max((f for f in CLAUDE_CORPUS.rglob("*.jsonl") if not f.name.startswith("agent-")), key=lambda f: f.stat().st_size)
     lines = src.read_bytes().splitlines(keepends=True)
     f = tmp_path / "p" / src.name

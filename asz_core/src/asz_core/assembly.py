@@ -270,9 +270,9 @@ def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
     """Steps and streams from the records, in landing order: calls joined by call id, replies by
     call, tool results to their calls, echoed inputs dropped, replays marked, a sub-agent's last
     call completed from its parent's record of it. ``lean`` (:func:`calls_of`): without what
-    only the assembled conversation reads (replies, notices, summaries, captured records, which
-    record holds which step); nothing of that decides an input dropped, a replay or a call's
-    counts."""
+    only the assembled conversation reads (replies, notices, summaries, captured records, tool
+    steps, which record holds which step); nothing of that decides an input dropped, a replay or
+    a call's counts. What it reads of the events is what ``lean_events.lean`` keeps."""
     steps: list[_B] = []
     streams: dict[str, _S] = {}
     calls: dict[str, _B] = {}
@@ -281,6 +281,8 @@ def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
     starts: dict[str, set[str]] = {}  # stream key -> tool ids the record links to its start
     record_step: dict[str, _B] = {}  # record key -> the first step it holds
     usage_of_agent: dict[str, dict[str, Any]] = {}
+    answered: dict[str, bool] = {}  # lean: tool call id -> whether its result came (no tool steps)
+    stamps: set[str] = set()  # the times met: the same time again moves neither end of the span
 
     def new(kind: str, s: _S) -> _B:
         b = _B(kind, s.key, seq, ts)
@@ -295,7 +297,8 @@ def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
 
     first = last = None
     for seq, key, stream, ts, events in rows:
-        if ts:
+        if ts and ts not in stamps:
+            stamps.add(ts)
             t = instant(ts)
             if t is not None:
                 first = t if first is None or t < first else first
@@ -351,6 +354,10 @@ def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
                     b.size += ev.get("size", 0) + 1
             elif e == "tool_use":
                 tid = _tool_id(ev.get("id"))
+                if lean:
+                    if tid and tid not in answered:
+                        answered[tid] = False
+                    continue
                 if tid in tools:
                     tools[tid].touch(seq, ts)
                     continue
@@ -361,19 +368,22 @@ def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
                     tools[tid] = b
             elif e == "tool_result":
                 tid = _tool_id(ev.get("id"))
-                b = tools.get(tid)
-                if b is None:
-                    if not lean:
+                if lean:
+                    if answered.get(tid) is not False:
+                        continue  # no such call, or a second result for one call: the first one counts
+                    answered[tid] = True
+                else:
+                    b = tools.get(tid)
+                    if b is None:
                         b = new("notice", s)
                         b.notice, b.text, b.size = "orphan_tool_result", ev.get("text", ""), ev.get("size", 0)
-                    continue
-                if b.status != "no_result":
-                    continue  # a second result for one call: the first one counts
-                b.touch(seq, ts)
-                b.status = "failed" if ev.get("error") else "returned"
-                b.text, b.size = ev.get("text", ""), ev.get("size", 0)
-                b.launch = ev.get("launch") is True
-                if not lean:
+                        continue
+                    if b.status != "no_result":
+                        continue  # a second result for one call: the first one counts
+                    b.touch(seq, ts)
+                    b.status = "failed" if ev.get("error") else "returned"
+                    b.text, b.size = ev.get("text", ""), ev.get("size", 0)
+                    b.launch = ev.get("launch") is True
                     record_step.setdefault(key, b)
                 if ev.get("starts") and tid:
                     starts.setdefault(ev["starts"], set()).add(tid)
