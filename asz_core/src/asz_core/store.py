@@ -532,9 +532,7 @@ class Writer:
             self._flush()
         # Into one buffer (orjson gives each result room for KiBs more: thousands of them held
         # would take many times their size).
-        rnd.lean += b"[1," if version == 1 else b"[%d," % version
-        rnd.lean += lean
-        rnd.lean += b","
+        rnd.lean += lean if version == 1 else b"[%d," % version + lean[3:]
         self._lean_bytes += len(lean)
         if self._lean_bytes >= _LEAN_BYTES:
             self._write_leans()
@@ -615,8 +613,7 @@ Prepared = tuple[str, str, str, str, str, int, "str | None", bytes, bytes, bytes
 """An entry made ready for :meth:`Writer.add_prepared`, flat (str, bytes and ints only, so collect's
 reader process sends it through a pipe as it is): ``(key, session, stream, kind, file, line, ts,
 raw, events as JSON, sha256 of raw, the global call ids its events name, flags, its row of
-``leans`` but the version: ``key, stream, ts, lean events]`` (``lean_events.lean``), JSON without its
-opening bracket)``."""
+``leans`` as its first version, and a comma: ``[1,key,stream,ts,lean events],`` (``lean_events.lean``))``."""
 VERSIONED, REPEAT, HAS_EVENTS = 1, 2, 4
 """The flags of a :data:`Prepared`: Entry.versioned, Entry.repeat, and whether it has events."""
 
@@ -646,7 +643,7 @@ def prepare(e: Entry) -> Prepared:
     except TypeError:  # the rare event _dump_events mends: tried here first, one call fewer per entry
         dumped = _dump_events(events)
     return (key, session, stream, kind, file, line, ts, raw, dumped, _sha256(raw).digest(), calls, flags,
-            _dump_events((key, stream, ts, lean_events(events)))[1:])
+            _dump_events((1, key, stream, ts, lean_events(events))) + b",")
 
 
 _sha256 = hashlib.sha256
