@@ -75,3 +75,29 @@ def test_the_kept_summaries_are_written_whole_over_a_temp_file_a_killed_run_left
     data = json.loads((cache / "ledger.json").read_text())
     assert len(data["entries"]) == len(sums) > 0
     assert [p.name for p in cache.iterdir()] == ["ledger.json"]  # nothing else left behind
+
+
+def test_a_new_round_computes_its_conversations_summary_again(tmp_path: Path) -> None:
+    """A kept summary is of one head: a round that lands computes it again, with the new records."""
+    from asz_core.collect import collect
+    from asz_core.store import Store
+    from tests.conftest import CLAUDE_CORPUS, need_corpus
+
+    need_corpus(CLAUDE_CORPUS)
+    src = max((f for f in CLAUDE_CORPUS.rglob("*.jsonl") if not f.name.startswith("agent-")), key=lambda f: f.stat().st_size)
+    lines = src.read_bytes().splitlines(keepends=True)
+    f = tmp_path / "p" / src.name
+    f.parent.mkdir()
+    f.write_bytes(b"".join(lines[: len(lines) // 2]))
+    st = Store.open(tmp_path / "home")
+    collect([f], st)
+    (first,), _ = summaries(store=st)
+    assert (st.path.parent / "cache" / "ledger.json").exists()
+    with f.open("ab") as out:
+        out.write(b"".join(lines[len(lines) // 2:]))
+    collect([f], st)
+    (kept,), _ = summaries(store=st)
+    (fresh,), _ = summaries(store=st, cache=False)
+    assert kept.round == 2 and kept.total.calls > first.total.calls
+    assert all_json([kept], load_prices().file, None) == all_json([fresh], load_prices().file, None)
+    st.close()
