@@ -17,7 +17,7 @@ byte-identical. This script builds, in fresh ASZ_HOMEs under ``--work`` (default
   line (a cursor, a file read on from it, a truncated last line).
 
 and dumps, per store, every table (records with their events, raw bytes as sha256; files;
-calls; sessions; conversations and rounds without their landing times) and what each collect
+calls; sessions; conversations and rounds without their landing times; any other table whole) and what each collect
 printed with ``--json`` (its warnings) without times. ``--save`` writes the dump; ``--against``
 compares and prints the first differing lines of each part (exit 1 on any difference).
 """
@@ -85,6 +85,11 @@ def dump(home: Path) -> list[str]:
                  "FROM records ORDER BY seq", rec)
     q("files", "SELECT path, runtime, size, mtime_ns, offset, line, tail, state FROM files ORDER BY path")
     q("calls", "SELECT rowid, call, conversation FROM calls ORDER BY rowid")
+    # Any other table (one added since this script was written), every column, in rowid order.
+    known = {"meta", "conversations", "sessions", "rounds", "records", "files", "calls"}
+    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall():
+        if name not in known and not name.startswith("sqlite_"):
+            q(name, f'SELECT * FROM "{name}" ORDER BY rowid')
     db.close()
     return lines
 
