@@ -18,12 +18,13 @@ import pytest
 from asz_core import store as store_module
 from asz_core import writeback
 from asz_core.collect import collect
+from asz_core.errors import StoreError
 from asz_core.records import Entry
 from asz_core.registry import Registry
 from asz_core.store import Store
 from asz_core.writeback import Writeback
 
-from .helpers import MATCH, ORIGIN, RESUMED
+from .helpers import MATCH, ORIGIN, RESUMED, fingerprint
 
 INDEXES = {"records_key", "records_round", "calls_conversation"}
 
@@ -150,3 +151,28 @@ def test_a_writeback_push_opens_nothing_and_keeps_the_store_locked(tmp_path: Pat
         second = subprocess.run([sys.executable, "-c", _SECOND_WRITER, str(one.path)], capture_output=True, text=True,
                                 timeout=60)
         assert second.stdout.startswith("refused: database is locked"), second.stdout + second.stderr
+
+
+@pytest.mark.usefixtures("corpus")
+def test_a_store_that_fills_up_while_its_indexes_are_built_is_a_clear_error_and_left_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store.open(tmp_path / "home")
+    before = fingerprint(store.path)
+    real = store_module.Writer.finish
+
+    def full(self: store_module.Writer) -> None:
+        # The store may not grow past what it holds now: building the indexes needs pages (a full disk).
+        self._flush()
+        pages = self.db.execute("PRAGMA page_count").fetchone()[0]
+        self.db.execute(f"PRAGMA max_page_count={pages}")
+        real(self)
+
+    monkeypatch.setattr(store_module.Writer, "finish", full)
+    with pytest.raises(StoreError, match=r"asz\.db: .*full"):
+        collect([MATCH], store, Registry())
+    store.db.execute("PRAGMA max_page_count=4294967294")
+    assert fingerprint(store.path) == before
+    assert INDEXES <= _indexes(store.path)  # dropped for the collect, back with its rollback
+    monkeypatch.setattr(store_module.Writer, "finish", real)
+    assert collect([MATCH], store, Registry()).records_published > 0  # the next collect completes
+    assert INDEXES <= _indexes(store.path)

@@ -337,11 +337,15 @@ class Store:
         try:
             w = Writer(self)
             yield w
-            w.finish()
+            try:
+                w.finish()
+                self.db.execute("COMMIT")
+            except sqlite3.Error as exc:  # the store itself (a full disk): nothing of this collect lands
+                raise StoreError(f"{self.path}: {exc}") from exc
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # (a failed commit may have rolled back already)
+                self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
         if not self.wal:
             self._to_wal()
 
