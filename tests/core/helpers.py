@@ -119,3 +119,18 @@ class OneRuntime:
 
     def detect_runtime(self, path: Path) -> Any:
         return self.adapter if self.adapter.detect(path) else None
+
+
+def half_then_rest(folder: Path) -> tuple[Path, bytes]:
+    """The first half of the corpus's largest main-stream transcript written into ``folder``, and
+    the rest of its lines, to append for a second round of the same conversation (skips without
+    the corpus)."""
+    from tests.conftest import need_corpus
+
+    need_corpus(CLAUDE_CORPUS)
+    src = max((f for f in CLAUDE_CORPUS.rglob("*.jsonl") if not f.name.startswith("agent-")), key=lambda f: f.stat().st_size)
+    lines = src.read_bytes().splitlines(keepends=True)
+    f = folder / src.name
+    folder.mkdir(parents=True, exist_ok=True)
+    f.write_bytes(b"".join(lines[: len(lines) // 2]))
+    return f, b"".join(lines[len(lines) // 2:])

@@ -14,7 +14,7 @@ from asz_core.lean_events import RULE, lean
 from asz_core.ledger import _summary_dump, build, load_prices, summarize, summary_of
 from asz_core.store import Round
 
-from .helpers import assert_lean_rows_agree, db_rows
+from .helpers import assert_lean_rows_agree, db_rows, half_then_rest
 from .test_ledger_figures import store  # noqa: F401 - the corpus of all four runtimes, collected (a fixture)
 from .test_ledger_owners import MODEL, TS, Conv
 
@@ -103,18 +103,11 @@ def test_a_round_written_without_lean_events_is_read_from_the_records(tmp_path: 
     from asz_core.collect import collect
     from asz_core.store import Store
 
-    from tests.conftest import CLAUDE_CORPUS, need_corpus
-
-    need_corpus(CLAUDE_CORPUS)
-    src = max((f for f in CLAUDE_CORPUS.rglob("*.jsonl") if not f.name.startswith("agent-")), key=lambda f: f.stat().st_size)
-    lines = src.read_bytes().splitlines(keepends=True)
-    f = tmp_path / "p" / src.name
-    f.parent.mkdir()
-    f.write_bytes(b"".join(lines[: len(lines) // 2]))
+    f, rest = half_then_rest(tmp_path / "p")
     st = Store.open(tmp_path / "home")
     (r1,) = collect([f], st).rounds
     with f.open("ab") as out:
-        out.write(b"".join(lines[len(lines) // 2:]))
+        out.write(rest)
     (r2,) = collect([f], st).rounds
     assert (r1.number, r2.number) == (1, 2)
     row = next(r for r in st.conversations() if r.id == r2.conversation)

@@ -81,20 +81,16 @@ def test_a_new_round_computes_its_conversations_summary_again(tmp_path: Path) ->
     """A kept summary is of one head: a round that lands computes it again, with the new records."""
     from asz_core.collect import collect
     from asz_core.store import Store
-    from tests.conftest import CLAUDE_CORPUS, need_corpus
 
-    need_corpus(CLAUDE_CORPUS)
-    src = max((f for f in CLAUDE_CORPUS.rglob("*.jsonl") if not f.name.startswith("agent-")), key=lambda f: f.stat().st_size)
-    lines = src.read_bytes().splitlines(keepends=True)
-    f = tmp_path / "p" / src.name
-    f.parent.mkdir()
-    f.write_bytes(b"".join(lines[: len(lines) // 2]))
+    from .helpers import half_then_rest
+
+    f, rest = half_then_rest(tmp_path / "p")
     st = Store.open(tmp_path / "home")
     collect([f], st)
     (first,), _ = summaries(store=st)
     assert (st.path.parent / "cache" / "ledger.json").exists()
     with f.open("ab") as out:
-        out.write(b"".join(lines[len(lines) // 2:]))
+        out.write(rest)
     collect([f], st)
     (kept,), _ = summaries(store=st)
     (fresh,), _ = summaries(store=st, cache=False)
