@@ -264,15 +264,29 @@ def test_operations_are_requests(corpus_store: Any) -> None:
         assert full[o["step"]] == o["id"]
 
 
+def _stage_file(store: Any, cid: str, stage: str, **kw: Any) -> bytes:
+    """A stage file of a run of ``cid`` at its newest head, window all, as the runner writes one."""
+    from asz_core.convert import dumps
+    from asz_core.judge.judgment import VERSION, StageFile, StageRun
+
+    w = W.build(store, cid, None, None)
+    return dumps(StageFile(version=VERSION, stage=stage, status="complete", reason=None, note=(), conversation=w.conv.id,
+                           head=w.head, head_digest=w.round.head, window="all", kit=None, evaluator=None,
+                           run=StageRun("none"), **kw), indent=True)
+
+
 def test_run_directory_tools(corpus_store: Any, tmp_path: Path) -> None:
+    from asz_core.judge.judgment import Criterion, Decision, SubtaskJudgment, Target, WorkLabel
+
     run = tmp_path / "run"
     (run / "stages").mkdir(parents=True)
-    (run / "stages" / "targets.json").write_text(json.dumps({"targets": [
-        {"id": "t1", "statement": "fix the login", "talks": ["k1"], "criteria": [{"id": "t1.c1", "text": "x" * 30000}]}]}))
-    (run / "stages" / "subtasks.json").write_text(json.dumps({"subtasks": [{
-        "stream": "a1", "judged": True, "outcome": {"value": "completed", "cites": ["s9"]}, "report": {"value": "accurate"},
-        "used": {"value": "used"}, "dispatch": {"value": "right"}, "misled": None, "charge": None,
-        "label": {"label": "productive", "step": "s9", "why": None}}]}))
+    (run / "stages" / "targets.json").write_bytes(_stage_file(corpus_store, "258c7280", "targets", targets=(
+        Target(id="t1", statement="fix the login", kind="change", criteria=(Criterion("t1.c1", "x" * 30000),),
+               talks=("k1",), state="open", replaced_by=None, goal=None, created_by="i1", inputs=("i1",)),)))
+    (run / "stages" / "subtasks.json").write_bytes(_stage_file(corpus_store, "258c7280", "subtasks", subtasks=(
+        SubtaskJudgment(stream="a1", kind="child", talks=(), root="k1", started_by=None, giver="m", unattributed=None,
+                        targets=(), judged=True, outcome=Decision("completed", ("s9",)), report=Decision("accurate"),
+                        used=Decision("used"), dispatch=Decision("right"), label=WorkLabel("productive", step="s9")),)))
     src = run / "work" / "sources" / "src1"
     src.mkdir(parents=True)
     (src / "manifest.json").write_text(json.dumps({"source": "https://example.org/x", "sha256": "0" * 64}))

@@ -184,11 +184,15 @@ def serve(conversation: str | None, *, head: str | None = None, window: str | No
     log is ``--log``, or ``<run>/calls/<call>/reads.jsonl`` when a run and a call are given.
     """
     from .errors import AszError
+    from .judge.run_files import RUN, RunFileError, look
     from .navigation import READ_BYTES, open_navigator
 
     if run is not None:
-        meta_path = run / "run.json"
-        meta = orjson.loads(meta_path.read_bytes()) if meta_path.is_file() else {}
+        # a stage's state directory holds no run.json (its call gives everything explicitly)
+        meta, why = look(run, RUN)
+        if why:
+            raise RunFileError(f"{run}{os.sep}{why}")
+        meta = meta or {}
         conversation = conversation or meta.get("conversation")
         head = head or meta.get("head")
         w = meta.get("window")

@@ -793,43 +793,61 @@ class Navigator:
         if item is not None:
             return self._item(self._row("subtasks", self._subtask_rows, item), item, offset)
         out = self._page(self._pages("subtasks", self._subtask_rows, "subtasks"), page, "subtasks")
-        if not self._decisions():
-            out["decisions"] = "the subtasks stage has not run"
+        note = self._stage_note("subtasks")
+        if note:
+            out["decisions"] = note
         return out
 
     # --- what a run directory holds -------------------------------------------------------------
 
     def _run_json(self, rel: str) -> Any:
-        """A JSON file of the run directory, read only from inside it (None when absent)."""
+        """A JSON file of the run directory, read only from inside it and only when it is a
+        regular file (None when absent or not JSON)."""
         if self.run_dir is None:
             return None
         p = (self.run_dir / rel).resolve()
-        if not p.is_relative_to(self.run_dir) or not p.is_file():
+        if not p.is_relative_to(self.run_dir):
             return None
-        try:
-            return orjson.loads(p.read_bytes())
-        except orjson.JSONDecodeError:
+        from .judge.stage_files import load_json
+
+        return load_json(p)[1]
+
+    def _stage(self, stage: str) -> Any:
+        """The run's ``stages/<stage>.json`` exactly as its stages read it (:mod:`.judge.stage_files`,
+        pinned to this window's conversation, head and window): a file of another head, of another
+        stage or of the wrong shape is unreadable, and its content is not used."""
+        if ("stage", stage) not in self._cache:
+            from .judge.stage_files import MISSING, Pin, StageRead, read
+
+            self._cache[("stage", stage)] = read(self.run_dir, stage, Pin.of_window(self.w)) if self.run_dir \
+                else StageRead(stage, MISSING)
+        return self._cache[("stage", stage)]
+
+    def _stage_note(self, stage: str) -> str | None:
+        """What the answer says of a stage whose file is not used, as the stages say it: not run
+        yet (missing), ``could not be read (why)``, or ``is failed (why)`` / ``is skipped (why)``."""
+        got = self._stage(stage)
+        if got.usable:
             return None
+        if got.missing:
+            return f"the {stage} stage has not run"
+        return got.not_read_note() or f"the {stage} stage is {got.said}"
 
     def _decisions(self) -> dict[str, Any]:
         if "decisions" not in self._cache:
-            doc = self._run_json("stages/subtasks.json") or {}
-            found: dict[str, Any] = {}
-            for d in doc.get("subtasks", []) if isinstance(doc, dict) else []:
-                if isinstance(d, dict) and isinstance(d.get("stream") or d.get("id"), str):
-                    found[d.get("stream") or d.get("id")] = _decision_row(d)
-            self._cache["decisions"] = found
+            got = self._stage("subtasks")
+            self._cache["decisions"] = {d["stream"]: _decision_row(d) for d in (got.data.get("subtasks", ()) if got.usable else ())}
         return self._cache["decisions"]
 
     def _targets(self, id: Any = None, page: Any = 1, offset: Any = 0) -> dict[str, Any]:  # noqa: A002
         """The targets catalogue, or one target whole by id."""
-        doc = self._run_json("stages/targets.json")
-        targets = doc.get("targets", []) if isinstance(doc, dict) else []
-        targets = [t for t in targets if isinstance(t, dict)]
+        got = self._stage("targets")
+        targets = list(got.data.get("targets", ())) if got.usable else []
+        note = self._stage_note("targets") or ("the targets stage found no target" if not targets else None)
         if not targets:
             if id is not None:
-                raise NavError(f"no target {id!r}: the targets stage has not run")
-            return {"targets": [], "note": "the targets stage has not run"}
+                raise NavError(f"no target {id!r}: {note}")
+            return {"targets": [], "note": note}
         judged = self._achievement()
         if id is not None:
             t = next((t for t in targets if t.get("id") == id), None)
@@ -839,17 +857,19 @@ class Navigator:
         rows = [{"id": t.get("id"), "statement": _clip(str(t.get("statement", "")), 400), "talks": t.get("talks"),
                  "state": t.get("state")} | ({"level": judged[t["id"]]["level"]} if t.get("id") in judged else {})
                 for t in targets]
-        return self._page(self._pages("targets", lambda: rows, "targets"), page, "targets")
+        out = self._page(self._pages("targets", lambda: rows, "targets"), page, "targets")
+        said = None if self._stage("achievement").missing else self._stage_note("achievement")
+        return out | ({"achievement": said} if said else {})
 
     def _achievement(self) -> dict[str, dict[str, Any]]:
         """Per target the achievement stage judged: its level, basis and the steps it cited (what
         the sub-task and efficiency stages are given), once that stage ran."""
         if "achievement" not in self._cache:
-            doc = self._run_json("stages/achievement.json") or {}
-            rows = doc.get("achievement", []) if isinstance(doc, dict) else []
+            got = self._stage("achievement")
+            rows = got.data.get("achievement", ()) if got.usable else ()
             self._cache["achievement"] = {r["target"]: {"level": r.get("level"), "basis": r.get("basis"),
                                                         "cited": r.get("cited") or []}
-                                          for r in rows if isinstance(r, dict) and r.get("judged")}
+                                          for r in rows if r["judged"]}
         return self._cache["achievement"]
 
     def _sources(self, id: Any = None, offset: Any = 0) -> dict[str, Any]:  # noqa: A002

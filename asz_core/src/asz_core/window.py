@@ -64,6 +64,14 @@ class WindowSpec:
             return cls("time", a, b)
         raise WindowError(f"window {text!r}: give all, a talk range such as k3..k7, or a time range FROM..TO")
 
+    def text(self) -> str:
+        """The window as ``--window`` takes it: ``all``, ``k3..k7`` or ``FROM..TO``."""
+        if self.kind == "talks":
+            return f"{self.first}..{self.last}"
+        if self.kind == "time":
+            return f"{self.first or ''}..{self.last or ''}"
+        return "all"
+
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "first": self.first, "last": self.last}
 

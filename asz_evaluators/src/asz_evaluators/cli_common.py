@@ -36,12 +36,7 @@ DEFAULT_TIMEOUT = 3600.0
 
 def window_text(window: Any) -> str:
     """The window as ``asz judge mcp --window`` takes it."""
-    spec = window.spec
-    if spec.kind == "talks":
-        return f"{spec.first}..{spec.last}"
-    if spec.kind == "time":
-        return f"{spec.first or ''}..{spec.last or ''}"
-    return "all"
+    return window.spec.text()
 
 
 def mcp_command(call: EvaluatorCall) -> list[str]:

@@ -274,8 +274,9 @@ def load_view(path: Path, store: Any) -> View:
     """The run at ``path`` as its close reads it; an error when the store's head or the price
     file is not the one the run judged."""
     from .. import ledger, window as windows
+    from .run_files import run_json
 
-    run = orjson.loads((path / "run.json").read_bytes())
+    run = run_json(path)
     w = windows.build(store, run["conversation"], run["head"], run["window"])
     if w.round.head != run["head_digest"]:
         raise AszError(f"{path}: the store's {run['head']} is {w.round.head[:12]}, the run judged {run['head_digest'][:12]}")
@@ -594,8 +595,9 @@ def close_file(path: Path, store: Any, registry: Any = None, view: View | None =
     only (the run's end is its last stage's end, never the clock)."""
     from . import stage_files
     from .judgment import VERSION, CloseFile
+    from .run_files import run_json
 
-    run = orjson.loads((path / "run.json").read_bytes())
+    run = view.run if view is not None else run_json(path)
     read = view.read if view is not None else read_stages(path, pin_of(run))
     stages = json_of(read)
     total = stage_files.consumed(read.values())

@@ -29,7 +29,7 @@ from ..records import USAGE_TYPES
 from ..store import Store
 from . import config as configs
 from .judgment import (VERSION, AttemptRecord, CallResult, Check, Consumed, EvaluatorCall, EvaluatorRef, Request,
-                       StageFile, StageRun)
+                       StageFile, StageRun, add_consumed)
 
 Progress = Callable[[str], None]
 
@@ -78,24 +78,6 @@ def parse_evaluator(spec: str, cfg: configs.Config) -> EvaluatorSpec:
 
 
 # --- usage --------------------------------------------------------------------------------------
-
-def add_consumed(parts: Iterable[Consumed]) -> Consumed:
-    parts = list(parts)
-    unknown: dict[str, int] = {}
-    for p in parts:
-        for k, v in p.unknown.items():
-            unknown[k] = unknown.get(k, 0) + v
-    sides = [p.largest_input_side for p in parts if p.largest_input_side is not None]
-    wins = [p.model_window for p in parts if p.model_window is not None]
-    costs = [p.reported_cost for p in parts if p.reported_cost is not None]
-    credits = [p.credits for p in parts if p.credits is not None]
-    return Consumed(requests=sum(p.requests for p in parts), unknown_requests=sum(p.unknown_requests for p in parts),
-                    input=sum(p.input for p in parts), output=sum(p.output for p in parts),
-                    cache_read=sum(p.cache_read for p in parts), cache_write=sum(p.cache_write for p in parts),
-                    unknown=unknown, largest_input_side=max(sides) if sides else None,
-                    model_window=max(wins) if wins else None, reported_cost=sum(costs) if costs else None,  # type: ignore[arg-type]
-                    credits=sum(credits) if credits else None)  # type: ignore[arg-type]
-
 
 def consumed_of(result: CallResult) -> Consumed:
     said = [r for r in result.requests if r.said]

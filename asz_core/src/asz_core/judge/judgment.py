@@ -125,6 +125,25 @@ class Consumed:
     """Credits the provider reported (kiro-cli), in their own unit: never converted into tokens."""
 
 
+def add_consumed(parts: Iterable[Consumed]) -> Consumed:
+    """What ``parts`` consumed, added up (a type unknown in one part stays counted apart)."""
+    parts = list(parts)
+    unknown: dict[str, int] = {}
+    for p in parts:
+        for k, v in p.unknown.items():
+            unknown[k] = unknown.get(k, 0) + v
+    sides = [p.largest_input_side for p in parts if p.largest_input_side is not None]
+    wins = [p.model_window for p in parts if p.model_window is not None]
+    costs = [p.reported_cost for p in parts if p.reported_cost is not None]
+    credits = [p.credits for p in parts if p.credits is not None]
+    return Consumed(requests=sum(p.requests for p in parts), unknown_requests=sum(p.unknown_requests for p in parts),
+                    input=sum(p.input for p in parts), output=sum(p.output for p in parts),
+                    cache_read=sum(p.cache_read for p in parts), cache_write=sum(p.cache_write for p in parts),
+                    unknown=unknown, largest_input_side=max(sides) if sides else None,
+                    model_window=max(wins) if wins else None, reported_cost=sum(costs) if costs else None,  # type: ignore[arg-type]
+                    credits=sum(credits) if credits else None)  # type: ignore[arg-type]
+
+
 @frozen
 class AttemptRecord:
     call: int

@@ -281,10 +281,10 @@ def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
 
     from .. import window as windows
     from .close import load_view, stage_findings
+    from .run_files import close_json
 
     v = view or load_view(path, store)
-    d = {"run": orjson.loads((path / "run.json").read_bytes()), "stages": v.stages,
-         "close": orjson.loads((path / "close.json").read_bytes()) if (path / "close.json").is_file() else None}
+    d = {"run": v.run, "stages": v.stages, "close": close_json(path)}
     w, led = v.window, v.ledger
     conv = w.conv
     st = (d["close"] or {}).get("statement") or {}

@@ -22,7 +22,6 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import orjson
 from attrs import field, frozen
 
 from ..convert import dumps
@@ -166,12 +165,12 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
                          + consumed_line(sf.run.consumed, sf.run.seconds))
         sf = _write_stage(run, sf)
         statuses[stage] = sf.status
-    from . import report_html
+    from . import report_html, run_files
     from .close import View, close_file, pin_of, read_stages
 
     # The close reads the window and prices the run was pinned to (as load_view would build them
     # again from run.json, without assembling a large conversation twice).
-    run_json = orjson.loads((path / "run.json").read_bytes())
+    run_json = run_files.run_json(path)
     view = View(run_json, read_stages(path, pin_of(run_json)), w, ledger.build(w.conv, prices), prices)
     close = close_file(path, store, registry, view)
     write_once(path / "close.json", dumps(close, indent=True) + b"\n")
@@ -236,10 +235,10 @@ def failures(path: Path) -> list[str]:
 def find_run(name: str | Path, home: Path | None = None) -> Path:
     """A run directory by path, by run id, or by a unique prefix of a run id."""
     p = Path(name)
-    if (p / "run.json").is_file():
+    if os.path.lexists(p / "run.json"):
         return p
     base = (home or asz_home()) / "runs"
-    hits = sorted(d for d in base.glob(f"*/{name}*") if (d / "run.json").is_file()) if base.is_dir() and "/" not in str(name) else []
+    hits = sorted(d for d in base.glob(f"*/{name}*") if os.path.lexists(d / "run.json")) if base.is_dir() and "/" not in str(name) else []
     if len(hits) == 1:
         return hits[0]
     if not hits:
@@ -250,15 +249,15 @@ def find_run(name: str | Path, home: Path | None = None) -> Path:
 def read_run(path: Path) -> dict[str, Any]:
     """A run as plain JSON: run.json, every stage file written, and close.json when it closed. A
     stage file that does not read (:mod:`.stage_files`) stands as ``{stage, status: unreadable,
-    reason}``, the reason saying why."""
+    reason}``, the reason saying why; a run.json or close.json that does not read is a
+    :class:`~.run_files.RunFileError` naming it (:mod:`.run_files`)."""
+    from .run_files import close_json, run_json
     from .stage_files import Pin, present, read_all
 
-    def load(p: Path) -> Any:
-        return orjson.loads(p.read_bytes()) if p.is_file() else None
-
-    run = load(path / "run.json")
+    run = run_json(path)
+    close = close_json(path)
     stages = {s: r.data if r.data is not None else {"stage": s, "status": r.status, "reason": r.problem}
               for s, r in present(read_all(path, Pin.of_json(run))).items()}
-    return {"path": str(path), "run": run, "stages": stages, "close": load(path / "close.json")}
+    return {"path": str(path), "run": run, "stages": stages, "close": close}
 
 

@@ -14,14 +14,13 @@ import socket
 from pathlib import Path
 from typing import Any
 
-import orjson
 from attrs import field, frozen
 
 from ..convert import unstructure
 from ..records import USAGE_TYPES
-from ..regular import read_regular
 from ..store import Store, asz_home
 from . import stage_files
+from .run_files import CLOSE, RUN, look
 
 CONSUMED_KEYS = USAGE_TYPES
 
@@ -36,7 +35,8 @@ class RunRow:
     started: str | None
     ended: str | None
     status: str
-    """``closed``; ``running`` (not closed, its process alive); ``stopped`` (not closed, its process gone)."""
+    """``closed``; ``running`` (not closed, its process alive); ``stopped`` (not closed, its process gone);
+    ``unreadable`` (its run.json or close.json does not read: ``unreadable`` says why)."""
     stages: dict[str, str]
     """Stage -> status, of the stage files written so far."""
     evaluators: tuple[str, ...]
@@ -49,7 +49,8 @@ class RunRow:
     units: dict[str, str]
     """What each score weighs: ``money``, or ``tokens`` when a call of the targets is unpriced."""
     unreadable: dict[str, str] = field(factory=dict)
-    """Stage -> why its file does not read (:mod:`.stage_files`); its status is ``unreadable``."""
+    """Stage (or ``run.json``, ``close.json``) -> why its file does not read (:mod:`.stage_files`,
+    :mod:`.run_files`); a stage's status is then ``unreadable``."""
 
 
 def list_runs(conversation: str | None = None, *, home: Path | None = None, store: Store | None = None) -> list[RunRow]:
@@ -62,7 +63,8 @@ def list_runs(conversation: str | None = None, *, home: Path | None = None, stor
     if conversation:
         cid = _resolve(conversation, home, store)
         folders = [d for d in folders if d.name == cid] if cid else [d for d in folders if d.name.startswith(conversation)]
-    rows = [_row(r) for d in folders for r in d.iterdir() if (r / "run.json").is_file()]
+    # a run.json that is there names a run, whatever it is: the row says when it does not read
+    rows = [_row(r) for d in folders for r in d.iterdir() if os.path.lexists(r / RUN)]
     rows.sort(key=lambda x: (x.started or "", x.run), reverse=True)
     return rows
 
@@ -79,25 +81,18 @@ def _resolve(name: str, home: Path | None, store: Store | None) -> str | None:
         return None
 
 
-def _load(p: Path) -> Any:
-    """run.json or close.json as JSON; None when it is not there or does not read (only a regular
-    file is opened: a FIFO in its place never waits)."""
-    try:
-        return orjson.loads(read_regular(p))
-    except (OSError, orjson.JSONDecodeError):
-        return None
-
-
 def _row(path: Path) -> RunRow:
-    run = _load(path / "run.json") or {}
-    close = _load(path / "close.json")
+    run, run_why = look(path, RUN)
+    run = run or {}
+    close, close_why = look(path, CLOSE)
     read = stage_files.read_all(path, stage_files.Pin.of_json(run))
-    if isinstance(close, dict):
+    if close is not None:
         status = "closed"
         consumed = close.get("consumed") or {}
     else:
-        status = "running" if alive(run.get("pid"), run.get("host")) else "stopped"
+        status = "unreadable" if run_why or close_why else "running" if alive(run.get("pid"), run.get("host")) else "stopped"
         consumed = unstructure(stage_files.consumed(read.values()))
+    unreadable = {f: why for f, why in ((RUN, run_why), (CLOSE, close_why)) if why}
     evals = run.get("evaluators") or {}
     specs = tuple(dict.fromkeys(str(e.get("spec") or e.get("name")) for e in evals.values() if isinstance(e, dict)))
     return RunRow(run=path.name, path=str(path), conversation=str(run.get("conversation") or path.parent.name),
@@ -106,7 +101,8 @@ def _row(path: Path) -> RunRow:
                   stages=stage_files.statuses(read), evaluators=specs, consumed=consumed,
                   scores={k: v for k, (v, _) in _scores(close).items()},
                   units={k: u for k, (_, u) in _scores(close).items() if u},
-                  unreadable={s: r.problem for s, r in read.items() if r.status == stage_files.UNREADABLE and r.problem})
+                  unreadable=unreadable | {s: r.problem for s, r in read.items()
+                                           if r.status == stage_files.UNREADABLE and r.problem})
 
 
 def _scores(close: Any) -> dict[str, tuple[str | None, str | None]]:

@@ -54,7 +54,7 @@ from ..convert import structure
 from ..errors import RecordError
 from ..regular import NotRegularFile, read_regular
 from .config import STAGES
-from .judgment import Consumed, StageFile
+from .judgment import Consumed, StageFile, add_consumed
 
 USABLE = ("complete", "partial")
 STATUSES = ("complete", "partial", "failed", "skipped")
@@ -79,6 +79,17 @@ class Pin:
         if not isinstance(run, dict) or not all(isinstance(run.get(k), str) for k in PINNED):
             return None
         return cls(*(run[k] for k in PINNED))
+
+    @classmethod
+    def of_window(cls, w: Any) -> Pin:
+        """The pin of a :class:`~asz_core.window.Window` (its window as :meth:`WindowSpec.text` says it)."""
+        return cls(w.conv.id, w.head, w.round.head, w.spec.text())
+
+    def holds(self, other: Pin) -> bool:
+        """Whether ``other`` judges what this pin does: the same conversation, head and digest, and
+        a window that means the same (``k3-k7`` is ``k3..k7``, ``whole`` is ``all``)."""
+        return (self.conversation, self.head, self.head_digest) == (other.conversation, other.head, other.head_digest) \
+            and _window(self.window) == _window(other.window)
 
     @classmethod
     def of_run(cls, run: Any) -> Pin:
@@ -128,24 +139,40 @@ def _unreadable(stage: str, why: str) -> StageRead:
     return StageRead(stage, UNREADABLE, f"stages/{stage}.json {why}")
 
 
+def load_json(path: Path) -> tuple[str, Any, str | None]:
+    """A run's JSON file by this module's policy, before its shape is looked at: ``("read", its
+    JSON, None)``, ``(MISSING, None, why)`` or ``(UNREADABLE, None, why)``, ``why`` the words
+    after the file's name (``is not a regular file (a named pipe)``, ``cannot be read (…)``,
+    ``is not JSON (…)``). Only a regular file is opened: nothing waits on a FIFO."""
+    try:
+        raw = read_regular(path)
+    except FileNotFoundError:
+        return MISSING, None, "is missing"
+    except NotRegularFile as exc:
+        return UNREADABLE, None, f"is {exc}"
+    except OSError as exc:
+        return UNREADABLE, None, f"cannot be read ({exc.strerror or type(exc).__name__})"
+    try:
+        return "read", orjson.loads(raw), None
+    except orjson.JSONDecodeError as exc:
+        return UNREADABLE, None, f"is not JSON ({exc})"
+
+
+def not_object(data: Any, what: str) -> str | None:
+    """Why ``data`` is no ``what`` (``is not a stage file (a JSON array, not an object)``), or None."""
+    return None if isinstance(data, dict) else f"is not {what} (a JSON {_kind(data)}, not an object)"
+
+
 def read(run_dir: Path, stage: str, pin: Pin | None = None) -> StageRead:
     """``stages/<stage>.json`` of ``run_dir``, read by the policy of this module. With ``pin``
     (the run's), a file of another conversation, head or window is unreadable."""
-    p = Path(run_dir) / "stages" / f"{stage}.json"
-    try:
-        raw = read_regular(p)
-    except FileNotFoundError:
-        return StageRead(stage, MISSING, f"stages/{stage}.json is missing")
-    except NotRegularFile as exc:
-        return _unreadable(stage, f"is {exc}")
-    except OSError as exc:
-        return _unreadable(stage, f"cannot be read ({exc.strerror or type(exc).__name__})")
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        return _unreadable(stage, f"is not JSON ({exc})")
-    if not isinstance(data, dict):
-        return _unreadable(stage, f"is not a stage file (a JSON {_kind(data)}, not an object)")
+    got, data, why = load_json(Path(run_dir) / "stages" / f"{stage}.json")
+    if got == MISSING:
+        return StageRead(stage, MISSING, f"stages/{stage}.json {why}")
+    if why is None:
+        why = not_object(data, "a stage file")
+    if why is not None:
+        return _unreadable(stage, why)
     named = data.get("stage")
     if isinstance(named, str) and named != stage:
         return _unreadable(stage, f"is the {named} stage's file, not the {stage} stage's")
@@ -156,9 +183,9 @@ def read(run_dir: Path, stage: str, pin: Pin | None = None) -> StageRead:
     if record.status not in STATUSES:
         return _unreadable(stage, f"is not a stage file (status {record.status!r})")
     if pin is not None:
-        got = Pin(record.conversation, record.head, record.head_digest, record.window)
-        if got != pin:
-            return _unreadable(stage, f"is of another run ({_pin_text(got)}; this run judges {_pin_text(pin)})")
+        of = Pin(record.conversation, record.head, record.head_digest, record.window)
+        if not pin.holds(of):
+            return _unreadable(stage, f"is of another run ({_pin_text(of)}; this run judges {_pin_text(pin)})")
     return StageRead(stage, record.status, None, data, record)
 
 
@@ -184,9 +211,16 @@ def statuses(stages: dict[str, StageRead]) -> dict[str, str]:
 
 def consumed(stages: Iterable[StageRead]) -> Consumed:
     """What the stages that read consumed, added up (an unreadable file's is not known)."""
-    from .context import add_consumed
-
     return add_consumed(r.record.run.consumed for r in stages if r.record is not None)
+
+
+def _window(text: str) -> Any:
+    from ..window import WindowError, WindowSpec
+
+    try:
+        return WindowSpec.parse(text)
+    except WindowError:
+        return text
 
 
 def _kind(v: Any) -> str:
@@ -197,5 +231,5 @@ def _pin_text(p: Pin) -> str:
     return f"conversation {p.conversation}, head {p.head} ({p.head_digest[:12]}), window {p.window}"
 
 
-__all__ = ["Pin", "StageRead", "read", "read_all", "of_run", "present", "statuses", "consumed", "USABLE", "STATUSES",
+__all__ = ["Pin", "StageRead", "load_json", "not_object", "read", "read_all", "of_run", "present", "statuses", "consumed", "USABLE", "STATUSES",
            "MISSING", "UNREADABLE"]

@@ -329,14 +329,13 @@ def for_run(path: Any, store: Any = None) -> Costing:
     skipped, missing or unreadable, read by :mod:`.stage_files`; ``targets_stage`` says which)."""
     from pathlib import Path
 
-    import orjson
-
     from .. import ledger, window as windows
     from ..store import Store
+    from .run_files import run_json
     from .stage_files import Pin, read
 
     p = Path(path)
-    run = orjson.loads((p / "run.json").read_bytes())
+    run = run_json(p)
     st = store or Store.open()
     w = windows.build(st, run["conversation"], run["head"], run["window"])
     led = ledger.build(w.conv, ledger.load_prices(run["prices"].get("path")))

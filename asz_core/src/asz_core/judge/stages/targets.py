@@ -37,6 +37,7 @@ import orjson
 from attrs import define, field
 
 from ...assembly import PERSON_SOURCES, Step
+from ...convert import dumps
 from ..judgment import (ACTIONS, END_STATES, RELATIONS, Action, Check, check_notes, Criterion, Evolution, Goal, InputJudgment,
                         Relation, StageFile, Target, TargetsHeader)
 from ...navigation import _clip
@@ -633,7 +634,11 @@ def run_targets(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
             (state_dir / "stages").mkdir(parents=True, exist_ok=True)
             cat = scan.catalogue_json()
             goals = goals_text(scan, cfg.state_bytes // 4)  # the goals take at most a quarter, the catalogue the rest
-            (state_dir / "stages" / "targets.json").write_bytes(orjson.dumps({"targets": cat}, option=orjson.OPT_INDENT_2))
+            # the catalogue so far as a stage file of this run, so the call's targets tool reads it by
+            # the policy every stage file is read by (stage_files), as it reads the finished one
+            state = run.stage_file(STAGE, "partial", None, note=(f"the targets of the calls before call {n}",),
+                                   targets=tuple(scan.target_records()))
+            (state_dir / "stages" / "targets.json").write_bytes(dumps(state, indent=True))
             prompt = render(template, {
                 "budget": f"{cfg.read_bytes:,}", "card": card, "call_note": call_note(n, len(chunks), chunk, mode, own[0], own[-1]),
                 "own": "\n".join(b.decode() for b in chunk.rows), "context": "\n".join(ctx),

@@ -1,0 +1,77 @@
+"""Reading a run's own files back, ``run.json`` and ``close.json``, by the policy its stage files
+are read by (:mod:`.stage_files`; docs/judge.md, "Reading a run's own files back").
+
+Either file, read back, is its JSON when it is a regular file holding a JSON object of its
+record's shape (:class:`~.judgment.RunFile`, :class:`~.judgment.CloseFile`); else it is missing or
+does not read, with the words of why, naming the file: not a regular file (never opened, so
+nothing waits on a FIFO), cannot be read, not JSON (a truncated file), not a run file (JSON that
+is not an object, or not of the shape: the path of the first field that is not, ``$.head``).
+
+A command given a run whose run.json or close.json does not read stops with that one line
+(:class:`RunFileError`, an :class:`~asz_core.errors.AszError`: the exit status of any bad input);
+``asz runs``, which lists every run, lists such a run with why and goes on (:func:`look`).
+A run without close.json has not closed: that is no error.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..convert import structure
+from ..errors import AszError, RecordError
+from .judgment import CloseFile, RunFile
+from .stage_files import MISSING, load_json, not_object
+
+RUN, CLOSE = "run.json", "close.json"
+_RECORDS = {RUN: (RunFile, "a run.json"), CLOSE: (CloseFile, "a close.json")}
+
+
+class RunFileError(AszError):
+    """A run's run.json or close.json that does not read; the message names the file and why."""
+
+
+def look(path: Path, name: str) -> tuple[dict[str, Any] | None, str | None]:
+    """``name`` (``run.json`` or ``close.json``) of the run at ``path``: ``(its JSON, None)``;
+    ``(None, None)`` when there is none; ``(None, why)`` when it does not read, ``why`` naming it
+    as the run's stage files are named (``close.json is not JSON (…)``). Never raises for it."""
+    p = Path(path) / name
+    got, data, why = load_json(p)
+    if got == MISSING:
+        return None, None
+    record, what = _RECORDS[name]
+    if why is None:
+        why = not_object(data, what)
+    if why is None:
+        try:
+            structure(data, record)
+        except RecordError as exc:
+            why = f"is not {what} ({str(exc).splitlines()[0]})"
+    return (None, f"{name} {why}") if why else (data, None)
+
+
+def run_json(path: Path) -> dict[str, Any]:
+    """run.json of the run at ``path``; :class:`RunFileError` when it is missing or does not read."""
+    data, why = look(path, RUN)
+    if data is None:
+        raise RunFileError(f"{Path(path) / RUN} is missing: {path} is no run directory" if why is None
+                           else _named(path, why))
+    return data
+
+
+def close_json(path: Path) -> dict[str, Any] | None:
+    """close.json of the run at ``path``; None when the run has not closed; :class:`RunFileError`
+    when it does not read."""
+    data, why = look(path, CLOSE)
+    if why:
+        raise RunFileError(_named(path, why))
+    return data
+
+
+def _named(path: Path, why: str) -> str:
+    """``why`` (``close.json is not JSON (…)``) with the file named by its whole path."""
+    return f"{Path(path)}{os.sep}{why}"
+
+
+__all__ = ["RunFileError", "look", "run_json", "close_json", "RUN", "CLOSE"]
