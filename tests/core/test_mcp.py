@@ -36,10 +36,16 @@ async def _session(params: Any, body: Any) -> Any:
 
 def _run_dir(tmp_path: Path, conversation: str, window: str, read_bytes: int) -> Path:
     """A run directory whose run.json names what `asz judge mcp --run` serves, with a small budget."""
+    from asz_core.convert import dumps
+    from asz_core.judge.judgment import VERSION, PriceRef, RunFile
+
     run = tmp_path / "run"
     run.mkdir()
-    (run / "run.json").write_text(json.dumps({"conversation": conversation, "head": "r1", "window": window,
-                                               "config": {"judge": {"read_bytes": read_bytes}}}))
+    (run / "run.json").write_bytes(dumps(RunFile(
+        version=VERSION, run="run", conversation=conversation, runtime="claudecode", head="r1", head_digest="0" * 64,
+        window=window, window_detail={}, prices=PriceRef(name="prices", path=None, sha256="0" * 64), kit="0" * 64,
+        kit_path="", config={"judge": {"read_bytes": read_bytes}}, stages=(), evaluators={}, plugins={}, asz="",
+        started="2026-01-01T00:00:00Z")))
     return run
 
 

@@ -284,7 +284,7 @@ def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
     from .run_files import close_json
 
     v = view or load_view(path, store)
-    d = {"run": v.run, "stages": v.stages, "close": close_json(path)}
+    d = {"run": v.run, "stages": v.stages, "close": close_json(path, v.run["run"])}
     w, led = v.window, v.ledger
     conv = w.conv
     st = (d["close"] or {}).get("statement") or {}

@@ -5,7 +5,8 @@ Either file, read back, is its JSON when it is a regular file holding a JSON obj
 record's shape (:class:`~.judgment.RunFile`, :class:`~.judgment.CloseFile`); else it is missing or
 does not read, with the words of why, naming the file: not a regular file (never opened, so
 nothing waits on a FIFO), cannot be read, not JSON (a truncated file), not a run file (JSON that
-is not an object, or not of the shape: the path of the first field that is not, ``$.head``).
+is not an object, or not of the shape: the path of the first field that is not, ``$.head``), and
+for close.json, of another run (the run id it names is not run.json's).
 
 A command given a run whose run.json or close.json does not read stops with that one line
 (:class:`RunFileError`, an :class:`~asz_core.errors.AszError`: the exit status of any bad input);
@@ -19,6 +20,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from ..convert import structure
 from ..errors import AszError, RecordError
 from .judgment import CloseFile, RunFile
@@ -26,16 +29,20 @@ from .stage_files import MISSING, load_json, not_object
 
 RUN, CLOSE = "run.json", "close.json"
 _RECORDS = {RUN: (RunFile, "a run.json"), CLOSE: (CloseFile, "a close.json")}
+_STRINGS = {name: tuple(f.name for f in attrs.fields(rec) if f.type in ("str", str)) for name, (rec, _) in _RECORDS.items()}
+"""The fields of each that are strings: the converter takes any JSON for a string, and a run's
+head or window that is no string would pin nothing."""
 
 
 class RunFileError(AszError):
     """A run's run.json or close.json that does not read; the message names the file and why."""
 
 
-def look(path: Path, name: str) -> tuple[dict[str, Any] | None, str | None]:
+def look(path: Path, name: str, run: str | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """``name`` (``run.json`` or ``close.json``) of the run at ``path``: ``(its JSON, None)``;
     ``(None, None)`` when there is none; ``(None, why)`` when it does not read, ``why`` naming it
-    as the run's stage files are named (``close.json is not JSON (…)``). Never raises for it."""
+    as the run's stage files are named (``close.json is not JSON (…)``). With ``run`` (the run id
+    its run.json names), a close.json of another run does not read. Never raises for the file."""
     p = Path(path) / name
     got, data, why = load_json(p)
     if got == MISSING:
@@ -48,6 +55,11 @@ def look(path: Path, name: str) -> tuple[dict[str, Any] | None, str | None]:
             structure(data, record)
         except RecordError as exc:
             why = f"is not {what} ({str(exc).splitlines()[0]})"
+    if why is None:
+        why = next((f"is not {what} (expected a string @ $.{k})" for k in _STRINGS[name] if not isinstance(data[k], str)),
+                   None)
+    if why is None and run is not None and data["run"] != run:
+        why = f"is of another run (run {data['run']}; this run is {run})"
     return (None, f"{name} {why}") if why else (data, None)
 
 
@@ -60,10 +72,10 @@ def run_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def close_json(path: Path) -> dict[str, Any] | None:
-    """close.json of the run at ``path``; None when the run has not closed; :class:`RunFileError`
-    when it does not read."""
-    data, why = look(path, CLOSE)
+def close_json(path: Path, run: str | None = None) -> dict[str, Any] | None:
+    """close.json of the run at ``path`` (whose run.json names the run id ``run``); None when the
+    run has not closed; :class:`RunFileError` when it does not read."""
+    data, why = look(path, CLOSE, run)
     if why:
         raise RunFileError(_named(path, why))
     return data

@@ -255,7 +255,7 @@ def read_run(path: Path) -> dict[str, Any]:
     from .stage_files import Pin, present, read_all
 
     run = run_json(path)
-    close = close_json(path)
+    close = close_json(path, run["run"])
     stages = {s: r.data if r.data is not None else {"stage": s, "status": r.status, "reason": r.problem}
               for s, r in present(read_all(path, Pin.of_json(run))).items()}
     return {"path": str(path), "run": run, "stages": stages, "close": close}

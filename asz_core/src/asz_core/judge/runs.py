@@ -84,14 +84,14 @@ def _resolve(name: str, home: Path | None, store: Store | None) -> str | None:
 def _row(path: Path) -> RunRow:
     run, run_why = look(path, RUN)
     run = run or {}
-    close, close_why = look(path, CLOSE)
+    close, close_why = look(path, CLOSE, run.get("run"))
     read = stage_files.read_all(path, stage_files.Pin.of_json(run))
     if close is not None:
-        status = "closed"
         consumed = close.get("consumed") or {}
     else:
-        status = "unreadable" if run_why or close_why else "running" if alive(run.get("pid"), run.get("host")) else "stopped"
         consumed = unstructure(stage_files.consumed(read.values()))
+    status = "unreadable" if run_why or close_why else "closed" if close is not None \
+        else "running" if alive(run.get("pid"), run.get("host")) else "stopped"
     unreadable = {f: why for f, why in ((RUN, run_why), (CLOSE, close_why)) if why}
     evals = run.get("evaluators") or {}
     specs = tuple(dict.fromkeys(str(e.get("spec") or e.get("name")) for e in evals.values() if isinstance(e, dict)))
