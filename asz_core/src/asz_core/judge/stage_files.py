@@ -36,7 +36,11 @@ What each caller does with it:
   ``failed (…)``, ``skipped (…)`` or ``unreadable (…)``, then what that leaves unknown, and the
   scores that stage measures are null; close.json's ``stages`` lists an unreadable file as
   ``unreadable``; what an unreadable file consumed is not counted (it cannot be read);
-* ``asz judge -show`` and ``asz runs`` list an unreadable file as ``unreadable`` with why.
+* ``asz judge -show`` and ``asz runs`` list an unreadable file as ``unreadable`` with why;
+* the navigation tools of a run (:mod:`asz_core.navigation`) read them pinned to their own
+  window and say a file not used as the stages say it.
+
+run.json and close.json are read on :func:`load_json` too (:mod:`.run_files`).
 
 No reader raises for a stage file: every case above is a value.
 """
