@@ -199,11 +199,19 @@ def _answer(nav: Any, tool: str, args: dict[str, Any] | None = None) -> dict[str
     return json.loads(text)
 
 
-def test_the_navigation_of_a_good_run(corpus_store: Any, judged: Path) -> None:
+def test_the_navigation_of_a_good_run(corpus_store: Any, judged: Path, tmp_path: Path) -> None:
     for window in (None, "all", "whole"):  # a window that means the run's is the run's
         got = _answer(_nav(corpus_store, judged, window), "targets")
         assert [t["id"] for t in got["targets"]] == ["t1", "t2", "t3"] and "achievement" not in got, got
         assert all("level" in t for t in got["targets"])
+    # a run asked for --window whole wrote "whole" in its files: the navigator of the window all
+    # (as `asz judge mcp` is given it, k3..k7 for k3-k7) reads them as its own
+    copy = tmp_path / "whole"
+    shutil.copytree(judged, copy)
+    for f in (copy / "stages").iterdir():
+        f.write_text(json.dumps({**json.loads(f.read_text()), "window": "whole"}))
+    got = _answer(_nav(corpus_store, copy), "targets")
+    assert [t["id"] for t in got["targets"]] == ["t1", "t2", "t3"] and all("level" in t for t in got["targets"]), got
     # the navigator of another window does not use this run's files: they are of another run
     got = _answer(_nav(corpus_store, judged, "k2"), "targets")
     assert got["targets"] == [] and got["note"].startswith(
