@@ -262,3 +262,30 @@ def test_the_navigation_with_an_achievement_or_subtasks_file_it_cannot_use(corpu
 def test_the_navigation_of_a_failed_or_skipped_stage(corpus_store: Any, judged: Path) -> None:
     sub = _answer(_nav(corpus_store, judged), "subtasks")
     assert sub["decisions"] == "the subtasks stage is skipped (not asked for (--stages))"
+
+
+def test_a_later_call_of_the_targets_stage_reads_the_targets_so_far_as_a_stage_file(corpus_store: Any,
+                                                                                       tmp_path: Path) -> None:
+    """Each call of a chunked targets stage navigates its own state directory, whose
+    stages/targets.json is the catalogue so far: read by the same policy, so it is a stage file of
+    the run (partial), pinned to its conversation, head and window."""
+    from asz_core import window
+    from asz_core.navigation import Navigator
+
+    from .conftest import cid_with, entry, inputs_of, judge, plain_answer
+
+    cid = cid_with(corpus_store, 6)
+    steps = inputs_of(corpus_store, cid)
+    w = window.build(corpus_store, cid)
+    talks = [k for k in w.judged if any(w.conv.step(s).input in {x.input for x in steps} for s in w.conv.talk(k).inputs)]
+    own = [[s for s in steps if s.talk == k] for k in talks]
+    calls = [entry(plain_answer(own[0]), call=1)]
+    calls += [entry({"inputs": [{"input": s.input, "actions": [{"action": "none"}], "relations": [{"relation": "unclear"}]}
+                                for s in o], "targets": [], "goals": []}, call=n) for n, o in enumerate(own[1:], 2)]
+    res, stage = judge(corpus_store, tmp_path, cid, calls, settings={"judge.mode": "stream", "judge.chunk_bytes": 1})
+    assert stage["status"] == "complete" and stage["run"]["calls"] == len(talks) >= 2
+    state = res.path / "calls" / "targets" / "2" / "state"
+    got = stage_files.read(state, "targets", stage_files.Pin.of_window(w))
+    assert got.status == "partial" and [t.id for t in got.record.targets] == ["t1"]  # type: ignore[union-attr]
+    answer = json.loads(Navigator(w, corpus_store, run_dir=state).call("targets"))
+    assert [t["id"] for t in answer["targets"]] == ["t1"], answer
