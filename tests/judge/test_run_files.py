@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from asz_core.judge.run_files import RunFileError
 from asz_core.tables import render
 
 from .achievement_story import CID
-from .test_stage_files import BREAKS as STAGE_BREAKS, _run, _words as stage_words
+from .test_stage_files import BREAKS as STAGE_BREAKS, _never_hang, _run, _words as stage_words  # noqa: F401 - the alarm
 from .test_show import asz
 
 
@@ -79,22 +78,6 @@ CLOSE_BREAKS = COMMON | {
     "another run's file": (_edit(lambda d: {**d, "run": "20990101T000000Z-beef"}),
                            "is of another run (run 20990101T000000Z-beef; this run is "),
 }
-
-
-class Waited(BaseException):
-    """Raised by the alarm: no reader's ``except OSError`` or ``except Exception`` takes it."""
-
-
-@pytest.fixture(autouse=True)
-def _never_hang() -> Iterator[None]:
-    def stop(*_: Any) -> None:
-        raise Waited("a run file reader waited (on the FIFO?)")
-
-    old = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(120)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture
