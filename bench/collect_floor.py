@@ -25,7 +25,6 @@ over two processes cannot take less wall time than half its CPU.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -35,7 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vs_ccusage import CORPUS, find_ccusage, projects_folder  # noqa: E402
+from vs_ccusage import find_ccusage, folder_args, projects_folder  # noqa: E402
 
 _STEPS = {
     "start": "",
@@ -79,12 +78,7 @@ def _run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, floa
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--copies", type=int, default=3)
-    ap.add_argument("--corpus", type=Path, default=CORPUS)
-    ap.add_argument("--ccusage", type=Path)
-    args = ap.parse_args()
+    args = folder_args(__doc__).parse_args()
     ccusage = find_ccusage(args.ccusage)
     with tempfile.TemporaryDirectory(prefix="asz-floor-") as tmp:
         cfg = projects_folder(args.corpus, Path(tmp) / "claude", args.copies)

@@ -129,12 +129,18 @@ class Asz:
         return run([sys.executable, "-c", MAIN, *args], dict(self.env, ASZ_HOME=str(home)))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def folder_args(doc: str | None) -> argparse.ArgumentParser:
+    """The options of a bench over the projects folder beside ccusage (this one's and collect_floor's)."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--copies", type=int, default=3)
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--ccusage", type=Path)
+    return ap
+
+
+def main() -> None:
+    ap = folder_args(__doc__)
     ap.add_argument("--before", type=Path, help="the root of another asz checkout, measured beside this one")
     args = ap.parse_args()
 
