@@ -369,8 +369,9 @@ _BATCH_BYTES = 256 * 1024
 """Records are written 512 at a time, or sooner once they hold this many bytes (a batch of big
 records is memory the collect does not need to hold)."""
 _INSERT_LEAN = "INSERT INTO leans(conversation, round, part, rule, rows) VALUES(?,?,?,?,?)"
-_LEAN_BYTES = 1 << 20
-"""The lean events of the open rounds are written as a part of each once they hold this many bytes."""
+_LEAN_BYTES = 1 << 16
+"""The lean events of the open rounds are written as a part of each once they hold this many bytes
+(held longer, 1 MiB of them added 0.8 MB to a first collect's peak RSS on the 95 MB folder; this adds none)."""
 
 
 class Writer:
