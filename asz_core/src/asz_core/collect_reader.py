@@ -32,7 +32,7 @@ import orjson
 
 from .interfaces import RuntimeAdapter
 from .records import Cursor, Entry, Problem
-from .store import Prepared, prepare
+from .store import Prepared, prepare, with_digest
 from .textclip import INPUT_DEPTH, depth_cuts
 from .workers import fork_pays
 
@@ -60,10 +60,11 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
-def read_items(adapter: RuntimeAdapter, f: Path, cursor: Cursor) -> Iterator[Item]:
+def read_items(adapter: RuntimeAdapter, f: Path, cursor: Cursor, digest: bool = True) -> Iterator[Item]:
     """What reading ``f`` from ``cursor`` gives collect, ending with its "end" or "err" item. An
     adapter's failure on the file is its "err" (what it yielded before is kept); an entry the store
-    cannot hold is a warning naming its line."""
+    cannot hold is a warning naming its line. Without ``digest``, entries come without their
+    digest (``store.prepare``)."""
     last, cuts = cursor.line, depth_cuts()
     _listen()
     heard = _heard
@@ -91,7 +92,7 @@ def read_items(adapter: RuntimeAdapter, f: Path, cursor: Cursor) -> Iterator[Ite
                 cuts = depth_cuts()
                 yield _problem(item.file, line, f"a tool request nested deeper than {INPUT_DEPTH} levels: kept whole in "
                                                 f"the record, its events keep the first {INPUT_DEPTH}")
-            got = prepared(item)
+            got = prepared(item, digest)
             yield got if type(got) is tuple else _problem(item.file, line, got)
         state = orjson.dumps(cursor.state)
     except Exception as exc:  # noqa: BLE001 - a bad file (or an adapter's bug on it) never stops a collect
@@ -129,10 +130,10 @@ def _listen() -> None:
     warnings.showwarning = show
 
 
-def prepared(e: Entry) -> Prepared | str:
+def prepared(e: Entry, digest: bool = True) -> Prepared | str:
     """The entry made ready for the store, or why it cannot be stored (an adapter's bug on an odd line)."""
     try:
-        return prepare(e)
+        return prepare(e, digest)
     except Exception as exc:  # noqa: BLE001 - RecordError, TypeError, RecursionError: that line only
         return f"not stored ({error_text(exc)})"
 
@@ -185,7 +186,9 @@ class Reader:
                 frame.reverse()
             item = child.pending.pop()
             taken += 1
-            yield item
+            # The child leaves each record's SHA-256 to this process: the child reads and parses,
+            # by far the busier of the two (0.05 s of wall less on 95 MB).
+            yield with_digest(item) if len(item) == 13 else item  # type: ignore[arg-type]
             if item[0] == "end" or item[0] == "err":
                 return
         child.stop()
@@ -281,7 +284,7 @@ def _serve(jobs: list[Job], w: int, parent: int) -> None:
         out.write(len(data).to_bytes(4, "little") + data)
 
     for adapter, f, cursor in jobs:
-        for item in read_items(adapter, f, cursor):
+        for item in read_items(adapter, f, cursor, digest=False):
             frame.append(item)
             size += len(item[7]) + len(item[8]) + len(item[12]) if len(item) == 13 else 64
             if size >= CHUNK_BYTES:

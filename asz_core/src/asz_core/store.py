@@ -623,10 +623,12 @@ VERSIONED, REPEAT, HAS_EVENTS = 1, 2, 4
 """The flags of a :data:`Prepared`: Entry.versioned, Entry.repeat, and whether it has events."""
 
 
-def prepare(e: Entry) -> Prepared:
+def prepare(e: Entry, digest: bool = True) -> Prepared:
     """The work :meth:`Writer.add` does on one entry that needs nothing of the store: its
     fields checked, its events (whole and lean) as JSON, its digest, its global call ids. Raises (RecordError,
-    TypeError, ...) for an entry the store cannot hold."""
+    TypeError, ...) for an entry the store cannot hold. Without ``digest``, its digest is left
+    empty, for :func:`with_digest` to fill in (collect's reader leaves it to collect's own process,
+    the less busy of the two)."""
     # Every field read once (this runs for every record collected).
     key, session, stream, kind, file, line, raw, events, ts = e.key, e.session, e.stream, e.kind, e.file, e.line, e.raw, e.events, e.ts
     # The fields the records table needs, of the types it stores (an adapter's bug on odd input
@@ -647,12 +649,17 @@ def prepare(e: Entry) -> Prepared:
         dumped = b"[]" if type(events) is tuple and not events else _dumps(events)
     except TypeError:  # the rare event _dump_events mends: tried here first, one call fewer per entry
         dumped = _dump_events(events)
-    return (key, session, stream, kind, file, line, ts, raw, dumped, _sha256(raw).digest(), calls, flags,
+    return (key, session, stream, kind, file, line, ts, raw, dumped, _sha256(raw).digest() if digest else b"", calls, flags,
             _dump_events((1, key, stream, ts, lean_events(events))) + b",")
 
 
 _sha256 = hashlib.sha256
 _dumps = orjson.dumps
+
+
+def with_digest(p: Prepared) -> Prepared:
+    """A :data:`Prepared` made without its digest (``prepare(e, digest=False)``), with it."""
+    return (*p[:9], _sha256(p[7]).digest(), *p[10:])  # type: ignore[return-value]
 
 
 def _dump_events(events: tuple[Any, ...]) -> bytes:
