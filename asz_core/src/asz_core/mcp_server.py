@@ -9,6 +9,7 @@ navigator's JSON page exactly as counted. The server ends after three refused an
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import os
 import sys
@@ -81,25 +82,26 @@ def build_server(nav: Navigator, on_end: Callable[[Any], None] | None = None) ->
 
     # The SDK refuses arguments that are no JSON object (a list, a string, a number) with a protocol
     # error before any handler runs, and reads null as none given: either way the navigator (and the
-    # budget) would not see the call. A middleware takes such arguments out, keyed by the context the
-    # handler receives, so the call is validated as usual and the navigator answers its counted error.
-    not_object: dict[int, Any] = {}
+    # budget) would not see the call. A middleware takes such arguments out and holds them for the
+    # handler, which the SDK awaits inside the middleware's own task (so a context variable carries
+    # them, one per request), so the call is validated as usual and the navigator answers its
+    # counted error.
+    not_object: contextvars.ContextVar[Any] = contextvars.ContextVar("not_object")
 
     async def keep_not_object(ctx: Any, call_next: Any) -> Any:
         params = ctx.params
         if ctx.method != "tools/call" or not isinstance(params, Mapping) or "arguments" not in params \
                 or isinstance(params["arguments"], Mapping):
             return await call_next(ctx)
-        ctx = dataclasses.replace(ctx, params={k: v for k, v in params.items() if k != "arguments"})
         raw = params["arguments"]
-        not_object[id(ctx)] = _NULL if raw is None else raw
+        token = not_object.set(_NULL if raw is None else raw)
         try:
-            return await call_next(ctx)
+            return await call_next(dataclasses.replace(ctx, params={k: v for k, v in params.items() if k != "arguments"}))
         finally:
-            not_object.pop(id(ctx), None)
+            not_object.reset(token)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        args = not_object.pop(id(ctx), params.arguments)
+        args = not_object.get(params.arguments)
         was_ended = nav.ended
         text = nav.call(params.name, args)
         is_error = nav.log[-1]["status"] != "ok"
