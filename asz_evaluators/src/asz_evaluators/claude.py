@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import subprocess
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, ClassVar
@@ -265,10 +264,8 @@ def command(call: EvaluatorCall, exe: str, mcp_config: Path) -> list[str]:
 
 def claude_status(exe: str, timeout: float = 30.0) -> dict[str, Any] | None:
     """What ``claude auth status`` says (a JSON object), or None when it says nothing readable."""
-    try:
-        r = subprocess.run([exe, "auth", "status"], capture_output=True, text=True, timeout=timeout,
-                           stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+    r = cc.run_briefly([exe, "auth", "status"], timeout)
+    if isinstance(r, str):
         return None
     try:
         v = json.loads(r.stdout)
@@ -288,8 +285,8 @@ class ClaudeEvaluator(EvaluatorBackend):
         """It can run here when the claude CLI is found and ``claude auth status`` says it is logged in."""
         exe = cc.locate("claude", "ASZ_CLAUDE", options)
         if not exe:
-            return Availability(False, "install the claude CLI (Claude Code), run `claude auth login` (or set "
-                                       "ANTHROPIC_API_KEY), and put `claude` on the PATH (or set ASZ_CLAUDE to it)")
+            return cc.not_found("claude", "ASZ_CLAUDE", "install the claude CLI (Claude Code), run `claude auth login` "
+                                                        "(or set ANTHROPIC_API_KEY)")
         st = claude_status(str(exe))
         if not st or st.get("loggedIn") is not True:
             return Availability(False, f"the claude CLI ({exe}) is not logged in: run `claude auth login` "

@@ -104,11 +104,16 @@ def runnable(name: str, env_var: str, options: dict[str, Any], label: str, setup
     (``setup`` says what to install and set when it is not found; ``label`` names it in words)."""
     exe = locate(name, env_var, options)
     if not exe:
-        return Availability(False, f"{setup}, and put `{name}` on the PATH (or set {env_var} to it)")
+        return not_found(name, env_var, setup)
     version, why = version_of(exe)
     if version is None:
         return Availability(False, f"{label} ({exe}) cannot be run: {why}")
     return exe, version
+
+
+def not_found(name: str, env_var: str, setup: str) -> Availability:
+    """For ``available``: the CLI ``name`` is not found; ``setup`` says what to install and set."""
+    return Availability(False, f"{setup}, and put `{name}` on the PATH (or set {env_var} to it)")
 
 
 def find_executable(name: str, call: EvaluatorCall | None, env_var: str, options: dict[str, Any] | None = None) -> str:
