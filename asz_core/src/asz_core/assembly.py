@@ -16,12 +16,13 @@ from typing import Any, NamedTuple
 import attrs
 from attrs import frozen
 
+from .lean_events import CAPTURE as CAPTURE_EVENTS
 from .records import Usage, count
 from .store import Round, StoredRecord
 from .times import instant, utc_text
 
-CAPTURE_EVENTS = frozenset({"change", "execution"})
-"""Events of records captured beside the transcript, attached to the tool step they name."""
+# CAPTURE_EVENTS: events of records captured beside the transcript, attached to the tool step they
+# name. Defined in lean_events (below the store, which assembly reads), so both rules read one set.
 
 PERSON_SOURCES = frozenset({"person", "queued", "command"})
 """Input sources that are the person's own words (a queued input was typed while the agent worked)."""
