@@ -22,14 +22,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from vs_ccusage import DISTS, MAIN  # noqa: E402  (the distributions and the command's entry point, as there)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = Path(os.environ.get("ASZ_CORPUS") or ROOT.parent / "shared" / "corpus")
 RUNTIMES = ("claude-code", "codex", "kiro", "langsmith")
-DISTS = ("asz_core", "asz_adapters_claudecode", "asz_adapters_codex", "asz_adapters_kiro", "asz_adapters_langsmith",
-         "asz_evaluators")
-MAIN = ("import sys\ntry:\n    from asz_core.main import main\nexcept ImportError:\n    from asz_core.cli import main\n"
-        "sys.argv[0] = 'asz'\nmain()")
 
 LEDGERS: tuple[tuple[str, ...], ...] = (
     (), ("--by", "talk"), ("--by", "stream"), ("--by", "model"), ("--by", "day"), ("--by", "project"),
