@@ -199,7 +199,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             stream = "main"
         else:
             stream = self._side_stream(obj, st)
-        if typ == "assistant" and not _has_message_id(obj) and _unnamed_call(obj):
+        if typ == "assistant" and _unnamed_call(obj):
             probs.append(Problem(fname, lineno, "assistant line with usage but no message id; counted as a model call of its own (this line)"))
         try:
             events = tuple(self._events(typ, obj, st, stream))
@@ -460,19 +460,15 @@ class _Seen:
         return False
 
 
-def _has_message_id(obj: dict[str, Any]) -> bool:
-    """Whether the line's message names its id: most assistant lines, which then need no more
-    asked of them by :func:`_unnamed_call` (asked of every assistant line)."""
-    msg = obj.get("message")
-    mid = msg.get("id") if type(msg) is dict else None
-    return isinstance(mid, str) and mid != ""
-
-
 def _unnamed_call(obj: dict[str, Any]) -> bool:
     """An assistant line with usage but no message id, not a <synthetic> notice: a call all the same."""
     msg = obj.get("message")
-    return (isinstance(msg, dict) and not str_id(msg.get("id")) and isinstance(msg.get("usage"), dict)
-            and msg.get("model") != "<synthetic>")
+    if not isinstance(msg, dict):
+        return False
+    mid = msg.get("id")
+    if isinstance(mid, str) and mid:  # str_id, written out: most assistant lines name their id, asked of every one
+        return False
+    return isinstance(msg.get("usage"), dict) and msg.get("model") != "<synthetic>"
 
 
 def _stream_kind(stream: str, first_text: str) -> str:
