@@ -186,7 +186,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             key = uuid
             if seen.all:
                 repeat = True
-            else:  # _Seen.again, written out: asked of nearly every line
+            else:  # met before? (see _Seen)
                 h, keys = hash(uuid), seen.keys
                 repeat = h in keys
                 if not repeat:
@@ -441,23 +441,14 @@ class ClaudeCodeAdapter(RuntimeAdapter):
 class _Seen:
     """The uuids one read of a file has met (their hashes: a 90 MB file holds 80,000). Reading on
     from a cursor, the file's earlier lines are still in it, so any uuid may already be there:
-    every one counts as met."""
+    every one counts as met. (ClaudeCodeAdapter._entry asks and adds, written out: asked of nearly
+    every line, a method call was a cost of its own.)"""
 
     __slots__ = ("keys", "all")
 
     def __init__(self, all_met: bool) -> None:
         self.keys: set[int] = set()
         self.all = all_met
-
-    def again(self, key: str) -> bool:
-        """Whether ``key`` was met before (ClaudeCodeAdapter._entry asks the same, written out)."""
-        if self.all:
-            return True
-        h = hash(key)
-        if h in self.keys:
-            return True
-        self.keys.add(h)
-        return False
 
 
 def _unnamed_call(obj: dict[str, Any]) -> bool:
