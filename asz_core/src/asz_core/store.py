@@ -645,8 +645,8 @@ def prepare(e: Entry, digest: bool = True) -> Prepared:
     try:
         # No events (nearly half of Claude Code's lines): what orjson writes for an empty tuple.
         dumped = b"[]" if type(events) is tuple and not events else _dumps(events)
-    except TypeError:  # the rare event _dump_events mends: tried here first, one call fewer per entry
-        dumped = _dump_events(events)
+    except TypeError:  # (orjson is tried here first, not by _dump_events: one call fewer per entry)
+        dumped = _dump_mended(events)
     return (key, session, stream, kind, file, line, ts, raw, dumped, _sha256(raw).digest() if digest else b"", calls, flags,
             _dump_events((1, key, stream, ts, lean_events(events))) + b",")
 
@@ -664,8 +664,13 @@ def _dump_events(events: tuple[Any, ...]) -> bytes:
     try:
         return orjson.dumps(events)
     except TypeError:
-        # An integer outside 64 bits (a count no runtime wrote) is unknown: stored as null.
-        return orjson.dumps(_in_range(list(events)))
+        return _dump_mended(events)
+
+
+def _dump_mended(events: tuple[Any, ...]) -> bytes:
+    """Events orjson refused: an integer outside 64 bits (a count no runtime wrote) is unknown,
+    stored as null."""
+    return orjson.dumps(_in_range(list(events)))
 
 
 def _in_range(v: Any) -> Any:
