@@ -22,10 +22,9 @@ from typing import Any
 
 import attrs
 
-from ..convert import structure
-from ..errors import AszError, RecordError
+from ..errors import AszError
 from .judgment import CloseFile, RunFile
-from .stage_files import MISSING, load_json, not_object
+from .stage_files import MISSING, as_record, load_json
 
 RUN, CLOSE = "run.json", "close.json"
 _RECORDS = {RUN: (RunFile, "a run.json"), CLOSE: (CloseFile, "a close.json")}
@@ -49,12 +48,7 @@ def look(path: Path, name: str, run: str | None = None) -> tuple[dict[str, Any] 
         return None, None
     record, what = _RECORDS[name]
     if why is None:
-        why = not_object(data, what)
-    if why is None:
-        try:
-            structure(data, record)
-        except RecordError as exc:
-            why = f"is not {what} ({str(exc).splitlines()[0]})"
+        _, why = as_record(data, record, what)
     if why is None:
         why = next((f"is not {what} (expected a string @ $.{k})" for k in _STRINGS[name] if not isinstance(data[k], str)),
                    None)

@@ -162,9 +162,16 @@ def load_json(path: Path) -> tuple[str, Any, str | None]:
         return UNREADABLE, None, f"is not JSON ({exc})"
 
 
-def not_object(data: Any, what: str) -> str | None:
-    """Why ``data`` is no ``what`` (``is not a stage file (a JSON array, not an object)``), or None."""
-    return None if isinstance(data, dict) else f"is not {what} (a JSON {_kind(data)}, not an object)"
+def as_record(data: Any, record: type, what: str) -> tuple[Any, str | None]:
+    """``data`` (a run's JSON file, read) as its ``record`` when it is a JSON object of that shape:
+    ``(the record, None)``; else ``(None, why)`` (``is not a stage file (a JSON array, not an
+    object)``, ``is not a run.json (… @ $.head)``): the one shape check of every file of a run."""
+    if not isinstance(data, dict):
+        return None, f"is not {what} (a JSON {_kind(data)}, not an object)"
+    try:
+        return structure(data, record), None
+    except RecordError as exc:
+        return None, f"is not {what} ({str(exc).splitlines()[0]})"
 
 
 def read(run_dir: Path, stage: str, pin: Pin | None = None) -> StageRead:
@@ -173,17 +180,13 @@ def read(run_dir: Path, stage: str, pin: Pin | None = None) -> StageRead:
     got, data, why = load_json(Path(run_dir) / "stages" / f"{stage}.json")
     if got == MISSING:
         return StageRead(stage, MISSING, f"stages/{stage}.json {why}")
+    named = data.get("stage") if why is None and isinstance(data, dict) else None
+    if isinstance(named, str) and named != stage:
+        why = f"is the {named} stage's file, not the {stage} stage's"
     if why is None:
-        why = not_object(data, "a stage file")
+        record, why = as_record(data, StageFile, "a stage file")
     if why is not None:
         return _unreadable(stage, why)
-    named = data.get("stage")
-    if isinstance(named, str) and named != stage:
-        return _unreadable(stage, f"is the {named} stage's file, not the {stage} stage's")
-    try:
-        record = structure(data, StageFile)
-    except RecordError as exc:
-        return _unreadable(stage, f"is not a stage file ({str(exc).splitlines()[0]})")
     if record.status not in STATUSES:
         return _unreadable(stage, f"is not a stage file (status {record.status!r})")
     if pin is not None:
@@ -235,5 +238,5 @@ def _pin_text(p: Pin) -> str:
     return f"conversation {p.conversation}, head {p.head} ({p.head_digest[:12]}), window {p.window}"
 
 
-__all__ = ["Pin", "StageRead", "load_json", "not_object", "read", "read_all", "of_run", "present", "statuses", "consumed", "USABLE", "STATUSES",
+__all__ = ["Pin", "StageRead", "load_json", "as_record", "read", "read_all", "of_run", "present", "statuses", "consumed", "USABLE", "STATUSES",
            "MISSING", "UNREADABLE"]
