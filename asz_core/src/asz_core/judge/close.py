@@ -23,7 +23,7 @@ from attrs import frozen
 
 from ..errors import AszError
 from ..records import USAGE_TYPES, Usage
-from . import outcomes
+from . import outcomes, stage_files
 from . import statement as S
 
 
@@ -138,22 +138,14 @@ def union(spans: Iterable[tuple[str | None, str | None]]) -> tuple[float | None,
 
 # --- reading the run ------------------------------------------------------------------------------
 
-def read_stages(path: Path, pin: Any = None) -> dict[str, Any]:
-    """Every stage's file of the run at ``path`` as :mod:`.stage_files` reads it (``pin``: the
-    run's, from its run.json: a file of another head is unreadable)."""
-    from .stage_files import read_all
-
-    return read_all(path, pin)
-
-
-def pin_of(run: dict[str, Any]) -> Any:
-    from .stage_files import Pin
-
-    return Pin.of_json(run)
+def read_stages(path: Path, run: dict[str, Any]) -> dict[str, stage_files.StageRead]:
+    """Every stage's file of the run at ``path`` as :mod:`.stage_files` reads it, pinned to its
+    run.json's JSON ``run`` (a file of another head is unreadable)."""
+    return stage_files.read_all(path, stage_files.Pin.of_json(run))
 
 
 def usable(stage: dict[str, Any] | None) -> bool:
-    return bool(stage) and stage.get("status") in ("complete", "partial")
+    return bool(stage) and stage.get("status") in stage_files.USABLE
 
 
 def _basis(read: dict[str, Any]) -> dict[str, str]:
@@ -284,7 +276,7 @@ def load_view(path: Path, store: Any) -> View:
     if prices.file.sha256 != run["prices"]["sha256"]:
         raise AszError(f"{path}: the price file {prices.file.path} changed since the run (SHA-256 "
                        f"{prices.file.sha256[:12]}, the run used {run['prices']['sha256'][:12]})")
-    return View(run, read_stages(path, pin_of(run)), w, ledger.build(w.conv, prices), prices)
+    return View(run, read_stages(path, run), w, ledger.build(w.conv, prices), prices)
 
 
 def compute(path: Path, store: Any, registry: Any = None, view: View | None = None) -> S.Statement:
@@ -593,12 +585,11 @@ def close_file(path: Path, store: Any, registry: Any = None, view: View | None =
     """close.json of the run at ``path``: how its stages ran, what they consumed, and the final
     statement; a function of run.json, the stage files, the store at the head and the price file
     only (the run's end is its last stage's end, never the clock)."""
-    from . import stage_files
     from .judgment import VERSION, CloseFile
     from .run_files import run_json
 
     run = view.run if view is not None else run_json(path)
-    read = view.read if view is not None else read_stages(path, pin_of(run))
+    read = view.read if view is not None else read_stages(path, run)
     stages = json_of(read)
     total = stage_files.consumed(read.values())
     eval_secs = round(sum(float((sf.get("run") or {}).get("seconds") or 0) for sf in stages.values()), 3)

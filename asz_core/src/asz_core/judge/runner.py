@@ -166,12 +166,12 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
         sf = _write_stage(run, sf)
         statuses[stage] = sf.status
     from . import report_html, run_files
-    from .close import View, close_file, pin_of, read_stages
+    from .close import View, close_file, read_stages
 
     # The close reads the window and prices the run was pinned to (as load_view would build them
     # again from run.json, without assembling a large conversation twice).
     run_json = run_files.run_json(path)
-    view = View(run_json, read_stages(path, pin_of(run_json)), w, ledger.build(w.conv, prices), prices)
+    view = View(run_json, read_stages(path, run_json), w, ledger.build(w.conv, prices), prices)
     close = close_file(path, store, registry, view)
     write_once(path / "close.json", dumps(close, indent=True) + b"\n")
     if view is not None:
