@@ -174,14 +174,13 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
     view = View(run_json, read_stages(path, run_json), w, ledger.build(w.conv, prices), prices)
     close = close_file(path, store, registry, view)
     write_once(path / "close.json", dumps(close, indent=True) + b"\n")
-    if view is not None:
-        try:
-            report_html.write(path, store, view)
-        except Exception as exc:  # the report is a view of close.json: its failure loses nothing, and is said
-            (path / "calls").mkdir(exist_ok=True)
-            (path / "calls" / "report.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
-            if progress:
-                progress(f"report.html was not written: {type(exc).__name__}: {exc}")
+    try:
+        report_html.write(path, store, view)
+    except Exception as exc:  # the report is a view of close.json: its failure loses nothing, and is said
+        (path / "calls").mkdir(exist_ok=True)
+        (path / "calls" / "report.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        if progress:
+            progress(f"report.html was not written: {type(exc).__name__}: {exc}")
     if progress:
         progress("run closed: the evaluator stages consumed " + consumed_line(close.consumed, close.evaluator_seconds)
                  + (f"; no final statement: {close.error}" if close.error else ""))
