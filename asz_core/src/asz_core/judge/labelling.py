@@ -96,7 +96,7 @@ def not_read(run: Any, *stages: str) -> tuple[str, ...]:
 def targets_stage(run: Any) -> tuple[list[dict[str, Any]], Any, Any]:
     """The targets stage's catalogue (JSON) and its records, when it holds an answer."""
     got = stage_files.of_run(run, "targets")
-    if not got.usable or got.record is None or got.data is None:
+    if not got.usable:
         return [], (), ()
     return list(got.data.get("targets") or []), got.record.targets, got.record.inputs
 

@@ -120,6 +120,8 @@ class StageRead:
 
     @property
     def usable(self) -> bool:
+        """Whether its content is used: it reads (``record`` and ``data`` are there) and is
+        complete or partial."""
         return self.status in USABLE
 
     @property

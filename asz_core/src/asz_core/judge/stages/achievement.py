@@ -127,7 +127,7 @@ def run_achievement(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     t0, started = time.monotonic(), now()
     cfg = run.cfg.judge
     got = prior_targets(run)
-    if got.record is None or not got.usable:
+    if not got.usable:
         unread = got.not_read_note()
         why = unread or f"the targets stage is {got.said}"
         return run.stage_file(STAGE, "skipped", f"no target to judge: {why}", note=(unread,) if unread else ())

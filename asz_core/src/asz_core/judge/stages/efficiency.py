@@ -82,7 +82,7 @@ def subtask_stage(run: Run) -> tuple[str, dict[str, Any], str | None]:
     ``none`` (skipped, not asked: a sub-task's calls take the label of the part its starting step
     is in); and the note line that says why every sub-task is not reviewed."""
     got = stage_files.of_run(run, "subtasks")
-    if got.usable and got.data is not None:
+    if got.usable:
         return "judged", got.data, None
     if got.status == "skipped":
         return "none", {}, None
