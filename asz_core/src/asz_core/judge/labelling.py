@@ -111,11 +111,10 @@ def cited_by_achievement(run: Any) -> dict[str, list[str]]:
     """Per target, the steps the achievement stage cited for it (empty when it has not run)."""
     d = read_stage(run, "achievement") or {}
     out: dict[str, list[str]] = {}
-    for r in d.get("achievement") or d.get("targets") or ():
-        if isinstance(r, dict) and isinstance(r.get("target") or r.get("id"), str):
-            cited = r.get("cited")
-            if isinstance(cited, list):
-                out[r.get("target") or r["id"]] = [x for x in cited if isinstance(x, str)]
+    for r in d.get("achievement") or ():
+        cited = r.get("cited")
+        if isinstance(r.get("target"), str) and isinstance(cited, list):
+            out[r["target"]] = [x for x in cited if isinstance(x, str)]
     return out
 
 
