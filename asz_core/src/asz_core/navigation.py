@@ -827,11 +827,7 @@ class Navigator:
         """What the answer says of a stage whose file is not used, as the stages say it: not run
         yet (missing), ``could not be read (why)``, or ``is failed (why)`` / ``is skipped (why)``."""
         got = self._stage(stage)
-        if got.usable:
-            return None
-        if got.missing:
-            return f"the {stage} stage has not run"
-        return got.not_read_note() or f"the {stage} stage is {got.said}"
+        return f"the {stage} stage has not run" if got.missing else got.not_used_note()
 
     def _decisions(self) -> dict[str, Any]:
         if "decisions" not in self._cache:

@@ -133,6 +133,13 @@ class StageRead:
             return r.status + (f" ({r.reason})" if r.reason and r.status not in USABLE else "")
         return MISSING if self.missing else f"{UNREADABLE} ({self.problem})"
 
+    def not_used_note(self) -> str | None:
+        """Why its content is not used, in the words every reader says it (None when usable):
+        :meth:`not_read_note`'s line, or ``the targets stage is failed (why)``."""
+        if self.usable:
+            return None
+        return self.not_read_note() or f"the {self.stage} stage is {self.said}"
+
     def not_read_note(self) -> str | None:
         """The note line of a later stage when this file is missing or unreadable (None when it
         reads, whatever its status: a failed stage says so in its own file)."""

@@ -129,8 +129,7 @@ def run_achievement(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     got = prior_targets(run)
     if not got.usable:
         unread = got.not_read_note()
-        why = unread or f"the targets stage is {got.said}"
-        return run.stage_file(STAGE, "skipped", f"no target to judge: {why}", note=(unread,) if unread else ())
+        return run.stage_file(STAGE, "skipped", f"no target to judge: {got.not_used_note()}", note=(unread,) if unread else ())
     prior = got.record
     targets = list(prior.targets)
     ev = for_run(run.window, run.store, targets, prior.inputs)
