@@ -175,6 +175,9 @@ class KiroEvaluator(EvaluatorBackend):
 
     name: ClassVar[str] = "kiro-cli"
     default_order: ClassVar[int | None] = 60
+    notes: ClassVar[tuple[str, ...]] = (SESSION_NOTE,)
+    """Written with the evaluator in every stage file it judged and in run.json (and in each
+    attempt's stderr.txt and usage.json)."""
 
     @classmethod
     def available(cls, options: dict[str, Any]) -> Availability:
@@ -193,9 +196,6 @@ class KiroEvaluator(EvaluatorBackend):
         model = options.get("model")
         return Availability(True, f"kiro-cli is on the PATH ({exe}, {version}) and KIRO_API_KEY is set",
                             str(model) if model else None)
-    notes: ClassVar[tuple[str, ...]] = (SESSION_NOTE,)
-    """Written with the evaluator in every stage file it judged and in run.json (and in each
-    attempt's stderr.txt and usage.json)."""
 
     @classmethod
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:
