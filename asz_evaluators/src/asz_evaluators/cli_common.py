@@ -116,6 +116,12 @@ def not_found(name: str, env_var: str, setup: str) -> Availability:
     return Availability(False, f"{setup}, and put `{name}` on the PATH (or set {env_var} to it)")
 
 
+def model_option(options: dict[str, Any]) -> str | None:
+    """For ``available``: the model the backend's section of asz.yaml names (``model``), or None."""
+    model = options.get("model")
+    return str(model) if model else None
+
+
 def find_executable(name: str, call: EvaluatorCall | None, env_var: str, options: dict[str, Any] | None = None) -> str:
     """The CLI to run (:func:`locate`), or an EvaluatorError saying how to give it."""
     exe = locate(name, env_var, call.options if call is not None else (options or {}))

@@ -242,8 +242,7 @@ class CodexEvaluator(EvaluatorBackend):
         if isinstance(found, Availability):
             return found
         exe, version = found
-        model = options.get("model")
-        argument = str(model) if model else None
+        argument = cc.model_option(options)
         status = cc.run_briefly([exe, "login", "status"])
         if not isinstance(status, str) and status.returncode == 0:
             said = status.stdout + status.stderr

@@ -193,9 +193,8 @@ class KiroEvaluator(EvaluatorBackend):
             return Availability(False, f"kiro-cli ({exe}) runs, but headless kiro-cli needs KIRO_API_KEY (a login cannot "
                                        "be checked without asking Kiro's service: if it is logged in, name it with "
                                        "--evaluator kiro-cli)")
-        model = options.get("model")
         return Availability(True, f"kiro-cli is on the PATH ({exe}, {version}) and KIRO_API_KEY is set",
-                            str(model) if model else None)
+                            cc.model_option(options))
 
     @classmethod
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:
