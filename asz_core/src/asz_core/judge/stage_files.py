@@ -40,7 +40,7 @@ What each caller does with it:
 * the navigation tools of a run (:mod:`asz_core.navigation`) read them pinned to their own
   window and say a file not used as the stages say it.
 
-run.json and close.json are read on :func:`load_json` too (:mod:`.run_files`).
+run.json and close.json are read on :func:`load_json` and :func:`as_record` too (:mod:`.run_files`).
 
 No reader raises for a stage file: every case above is a value.
 """
