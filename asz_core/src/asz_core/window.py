@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 from attrs import frozen
 
-from .assembly import LOOSE, UNATTRIBUTED, Conversation, Step, Talk, assemble, stream_roots
+from .assembly import CAPTURE_EVENTS, LOOSE, UNATTRIBUTED, Conversation, Step, Talk, assemble, stream_roots
 from .errors import AszError
 from .gcpause import no_gc
 from .store import Round, Store, StoredRecord
@@ -303,8 +303,6 @@ def build(store: Store, conversation: str, head: str | int | None = None, spec: 
                   hidden - len(captures), captures)
 
 
-_CAPTURE_EVENTS = frozenset({"change", "execution"})
-
 
 def _captures_written_by(shown: list[StoredRecord], later: list[StoredRecord]) -> list[StoredRecord]:
     """Records past the cut made only of change and execution records of tool calls whose result
@@ -312,7 +310,7 @@ def _captures_written_by(shown: list[StoredRecord], later: list[StoredRecord]) -
     landed later only because the spool is collected after the transcript. A call whose result
     came after the cut keeps none (its capture was written later)."""
     returned = {ev.get("id") for r in shown for ev in r.events if ev.get("e") == "tool_result"}
-    return [r for r in later if r.events and all(ev.get("e") in _CAPTURE_EVENTS and ev.get("tool") in returned
+    return [r for r in later if r.events and all(ev.get("e") in CAPTURE_EVENTS and ev.get("tool") in returned
                                                    for ev in r.events)]
 
 
