@@ -42,7 +42,7 @@ from ..judgment import (ACTIONS, END_STATES, RELATIONS, Action, Check, check_not
                         Relation, StageFile, Target, TargetsHeader)
 from ...navigation import _clip
 from ..chunks import Chunk, Item, plan_chunks
-from ..context import EvaluatorSpec, Meter, Run, StageCalls, naming, now, own_entries, readable_with
+from ..context import EvaluatorSpec, Meter, Run, StageCalls, naming, now, own_entries, readable_with, write_once
 from ..kit import render
 
 STAGE = "targets"
@@ -631,14 +631,13 @@ def run_targets(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                     + [f"({start - len(prev)} earlier inputs answered by the calls before yours)"] * (start > len(prev)) \
                     + [b.decode() for b in prev]
             state_dir = run.path / "calls" / STAGE / str(n) / "state"
-            (state_dir / "stages").mkdir(parents=True, exist_ok=True)
             cat = scan.catalogue_json()
             goals = goals_text(scan, cfg.state_bytes // 4)  # the goals take at most a quarter, the catalogue the rest
             # the catalogue so far as a stage file of this run, so the call's targets tool reads it by
             # the policy every stage file is read by (stage_files), as it reads the finished one
             state = run.stage_file(STAGE, "partial", None, note=(f"the targets of the calls before call {n}",),
                                    targets=tuple(scan.target_records()))
-            (state_dir / "stages" / "targets.json").write_bytes(dumps(state, indent=True))
+            write_once(state_dir / "stages" / "targets.json", dumps(state, indent=True))
             prompt = render(template, {
                 "budget": f"{cfg.read_bytes:,}", "card": card, "call_note": call_note(n, len(chunks), chunk, mode, own[0], own[-1]),
                 "own": "\n".join(b.decode() for b in chunk.rows), "context": "\n".join(ctx),
