@@ -233,7 +233,7 @@ class StageCalls:
             d = self.run.path / rel
             d.mkdir(parents=True, exist_ok=False)
             pb = prompt.encode()
-            (d / "prompt.md").write_bytes(pb)
+            write_once(d / "prompt.md", pb)
             budget = self.run.cfg.judge.read_bytes
             nav = self.run.navigator(budget, d / "reads.jsonl", run_dir)
             key = f"{n}/{attempt}"
