@@ -84,7 +84,7 @@ def run_briefly(cmd: list[str], timeout: float = 30.0) -> subprocess.CompletedPr
     except subprocess.TimeoutExpired:
         return f"it did not answer within {timeout:g} s"
     except (OSError, ValueError) as exc:
-        return f"it does not run ({exc.strerror or exc})" if isinstance(exc, OSError) else f"it does not run ({exc})"
+        return f"it does not run ({getattr(exc, 'strerror', None) or exc})"
 
 
 def version_of(exe: str, timeout: float = 30.0) -> tuple[str | None, str]:
