@@ -19,7 +19,7 @@ from asz_core.errors import StoreError
 from asz_core.registry import Registry
 from asz_core.store import PAGE_SIZE, Store
 
-from .helpers import ASZ_MAIN, CLAUDE_CORPUS, MATCH, asz_env, fingerprint
+from .helpers import ASZ_MAIN, CLAUDE_CORPUS, MATCH, asz_env, fingerprint, run_asz
 
 pytestmark = pytest.mark.usefixtures("corpus")
 
@@ -95,3 +95,102 @@ def test_a_rollback_journal_is_synced_fully_and_wal_normally(tmp_path: Path) -> 
     assert store.db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     collect([MATCH], store, Registry())
     assert store.db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL, in WAL
+
+
+# A first open killed (SIGKILL) just before its Nth SQL statement runs, in a child process.
+_KILLED_OPEN = """
+import os, signal, sqlite3, sys
+from asz_core import store
+n, seen = int(sys.argv[2]), [0]
+def trace(sql):
+    seen[0] += 1
+    if seen[0] == n:
+        os.kill(os.getpid(), signal.SIGKILL)
+def connect(*a, **k):
+    con = sqlite3.connect(*a, **k)
+    con.set_trace_callback(trace)
+    return con
+store.sqlite3 = type(sys)("sqlite3_traced")
+store.sqlite3.__dict__.update(sqlite3.__dict__)
+store.sqlite3.connect = connect
+store.Store(store.Path(sys.argv[1])).close()
+"""
+
+
+def _tables(db: Path) -> set[str]:
+    con = sqlite3.connect(db)  # (a first read rolls back what a killed writer left)
+    try:
+        return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+    finally:
+        con.close()
+
+
+def test_a_new_store_killed_while_it_is_made_is_empty_or_whole_and_then_made_as_new(tmp_path: Path) -> None:
+    reference = tmp_path / "reference"
+    ref = Store.open(reference)
+    whole = _tables(ref.path)
+    collect([MATCH], ref, Registry())
+    ref.close()
+    killed = 0
+    for n in range(1, 200):
+        home = tmp_path / f"killed-{n}"
+        home.mkdir()
+        p = subprocess.run([sys.executable, "-c", _KILLED_OPEN, str(home / "asz.db"), str(n)], capture_output=True,
+                           text=True, timeout=60)
+        if p.returncode == 0:
+            break  # the open ran to its end before its Nth statement: every point was passed
+        assert p.returncode == -9, p.stderr
+        killed += 1
+        # One transaction: nothing of the schema, or all of it (never some tables without the others).
+        assert _tables(home / "asz.db") in (set(), whole), n
+        store = Store.open(home)  # neither refused nor taken for a store an earlier asz made
+        assert not store.wal and _mode(store.path) == ("delete", PAGE_SIZE), n
+        journals: list[str] = []
+        collect([MATCH], store, Registry(),
+                progress=lambda *_: journals.append(store.db.execute("PRAGMA journal_mode").fetchone()[0]))
+        assert set(journals) == {"delete"}, n  # the first collect's own journal
+        assert store.wal
+        store.close()
+        assert fingerprint(home / "asz.db") == fingerprint(reference / "asz.db"), n
+    assert killed >= 5  # the schema's statements, the BEGIN, the COMMIT
+
+
+@pytest.mark.parametrize("command", [["conversations"], ["conversations", "--json"], ["ledger", "--json"]])
+def test_a_read_command_before_the_first_collect_leaves_it_the_first_collect_journal(
+        tmp_path: Path, command: list[str]) -> None:
+    home = tmp_path / "home"
+    r = run_asz(*command, home=home)
+    assert r.returncode == 0, r.stderr
+    store = Store.open(home)
+    assert not store.wal and _mode(store.path) == ("delete", PAGE_SIZE)
+    journals: list[str] = []
+    collect([MATCH], store, Registry(),
+            progress=lambda *_: journals.append(store.db.execute("PRAGMA journal_mode").fetchone()[0]))
+    assert journals and set(journals) == {"delete"}
+    assert store.wal and _mode(store.path) == ("wal", PAGE_SIZE)  # WAL from then on
+    store.close()
+    assert Store.open(home).wal
+
+
+def test_a_collect_that_stores_nothing_leaves_a_new_store_its_first_collect_journal(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "home")
+    with store.writing():
+        pass
+    assert not store.wal and _mode(store.path) == ("delete", PAGE_SIZE)
+    store.close()
+
+
+def test_a_store_an_earlier_asz_was_killed_making_table_by_table_is_completed(tmp_path: Path) -> None:
+    # An earlier asz made each table in its own transaction: killed between two, it left some.
+    home = tmp_path / "home"
+    home.mkdir()
+    con = sqlite3.connect(home / "asz.db")
+    con.execute(f"PRAGMA page_size={PAGE_SIZE}")
+    con.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    con.execute("CREATE TABLE conversations(id TEXT PRIMARY KEY, runtime TEXT NOT NULL, created TEXT NOT NULL)")
+    con.commit()
+    con.close()
+    store = Store.open(home)
+    assert not store.wal and _mode(store.path) == ("delete", PAGE_SIZE)
+    assert collect([MATCH], store, Registry()).records_published > 0
+    store.close()

@@ -64,6 +64,11 @@ _LATE_INDEXES = {
 """The indexes a store's first collect (its records table empty) builds once, after its records
 are in: maintaining them row by row costs more. Every committed store has them."""
 _SCHEMA += "".join(f"{sql};\n" for sql in _LATE_INDEXES.values())
+_MAKE = f"BEGIN IMMEDIATE;\n{_SCHEMA}INSERT OR IGNORE INTO meta VALUES('schema', '{SCHEMA_VERSION}');\nCOMMIT;\n"
+"""A store made (or what it lacks added) in one transaction; a second asz making it at the same
+time waits, then finds it made."""
+_MADE = frozenset(("meta", "conversations", "sessions", "rounds", "records", "files", "calls", "leans", *_LATE_INDEXES))
+_MADE_SQL = "SELECT name FROM sqlite_master WHERE type IN ('table', 'index')"
 
 PAGE_SIZE = 16384
 """The page size of a new store (SQLite's default is 4096): a record is a few KiB, and larger
@@ -132,24 +137,24 @@ class Store:
             raise StoreError(f"cannot make the asz home {path.parent} ({exc.strerror or exc}): set ASZ_HOME to a "
                              "folder you can write") from None
         try:
-            new = not path.exists() or path.stat().st_size == 0
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            if new:
+            self.db.execute("PRAGMA foreign_keys=ON")
+            # (Reading the page count first has SQLite roll back what a killed first open left.)
+            if self.db.execute("PRAGMA page_count").fetchone()[0] == 0:
                 # A new store's first collect writes everything it will hold at once: larger pages
                 # (fewer, fuller ones) and a rollback journal (which for a new file holds nearly
                 # nothing) write it once; WAL would write every page twice. WAL from then on.
                 self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.executescript(_SCHEMA)
-            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             self.wal = self.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-            if not self.wal and not new:
-                self._to_wal()
-            if not self.wal:
-                # With a rollback journal only FULL keeps a commit whole through a power loss
-                # (it costs one more sync of the journal, which holds next to nothing).
-                self.db.execute("PRAGMA synchronous=FULL")
+            # With a rollback journal only FULL keeps a commit whole through a power loss (it costs
+            # one more sync of the journal, which holds next to nothing); WAL's NORMAL keeps a
+            # commit whole, the last one may be lost to a power cut.
+            self.db.execute(f"PRAGMA synchronous={'NORMAL' if self.wal else 'FULL'}")
+            row = self._schema()
+            if row is None:  # a new store, or one an asz killed while it made it tables by table
+                self._make()
+                row = self._schema()
+            self._settle()
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise StoreError(f"{path} is busy ({exc}): another asz is writing to it; try again") from exc
@@ -158,11 +163,34 @@ class Store:
                              "written, or set ASZ_HOME") from None
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path} is not an asz store ({exc})") from exc
-        if row is None:
-            self.db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) != SCHEMA_VERSION:
-            raise StoreError(f"{path} has store schema {row[0]}; this asz reads {SCHEMA_VERSION} "
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            got = row[0] if row else "none"
+            raise StoreError(f"{path} has store schema {got}; this asz reads {SCHEMA_VERSION} "
                              "(move it aside and collect again: the store is built from the transcripts)")
+
+    def _schema(self) -> tuple[str] | None:
+        """The schema version the store holds, or None when it lacks it or any table or index."""
+        if _MADE.difference(r[0] for r in self.db.execute(_MADE_SQL)):
+            return None
+        return self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()  # type: ignore[no-any-return]
+
+    def _make(self) -> None:
+        """The tables and indexes a store lacks (all of them, for a new one) and its schema version,
+        in one transaction: a few syncs rather than some for each table, and a store killed while
+        it is made is, at its next open, as it was before (a new one: empty)."""
+        try:
+            self.db.executescript(_MAKE)
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+
+    def _settle(self) -> None:
+        """WAL for good once the store holds records: until its first collect has written them,
+        it keeps the rollback journal (a read command that made the store before any collect
+        does not take that from the first collect)."""
+        if not self.wal and self.db.execute("SELECT 1 FROM records LIMIT 1").fetchone() is not None:
+            self._to_wal()
 
     def reader(self) -> Store:
         """Another connection to this store, to read with (a forked child's: a connection is
@@ -346,8 +374,7 @@ class Store:
             if self.db.in_transaction:  # (a failed commit may have rolled back already)
                 self.db.execute("ROLLBACK")
             raise
-        if not self.wal:
-            self._to_wal()
+        self._settle()
 
     def file_state(self, path: str) -> FileState | None:
         row = self.db.execute("SELECT runtime, size, mtime_ns, offset, line, tail, state FROM files WHERE path = ?", (path,)).fetchone()
