@@ -82,11 +82,12 @@ And the cost of starting a command:
     no faster than today's.
 
 Printed: each step's median wall and CPU (user + system of the process and the reader it waited
-for, from wait4) seconds and their ratio to ccusage 20.0.24 ``session --json --offline`` run
-interleaved with them (the order rotates each run); then the sums "lazy collect + ledger" (medians
-added) with and without asz's start. On two cores a collect split over two processes cannot take
-less wall time than half its CPU. Steps 1-9 run this script again (``--step NAME OUT FILE...``),
-which imports only os and sys before its step.
+for, from wait4) seconds and their ratios to ccusage 20.0.24 ``session --json --offline`` run
+interleaved with them (the order rotates each run): wall to its wall, half the CPU to its wall (the
+wall on two idle cores at best), CPU to its CPU (the steadiest on a busy machine); then the sums
+"lazy collect + ledger" (medians added), with asz's start and with today's fixed costs. Steps 1-12
+run this script again (``--step NAME OUT FILE...``), which imports only os, sys and array before
+its step.
 """
 
 from __future__ import annotations
@@ -548,14 +549,15 @@ def main() -> None:
                 cpu[job].append(c)
         print(f"load average after: {os.getloadavg()[0]:.1f}")
     med = {j: (statistics.median(wall[j]), statistics.median(cpu[j])) for j in jobs}
-    cc = med["ccusage"][0] if ccusage else None
+    cc, cc_cpu = med["ccusage"] if ccusage else (None, None)
 
     def line(label: str, w: float, c: float) -> None:
-        r1 = f"{w / cc:14.2f}" if cc else f"{'-':>14}"
-        r2 = f"{c / 2 / cc:15.2f}" if cc else f"{'-':>15}"
-        print(f"{label:34}  {w:7.3f}  {c:6.3f}  {r1}  {r2}")
+        r = (f"{w / cc:14.2f}  {c / 2 / cc:15.2f}  {c / cc_cpu:13.2f}" if cc and cc_cpu
+             else f"{'-':>14}  {'-':>15}  {'-':>13}")
+        print(f"{label:34}  {w:7.3f}  {c:6.3f}  {r}")
 
-    print(f"\n{'step (medians)':34}  {'wall s':>7}  {'CPU s':>6}  {'wall x ccusage':>14}  {'CPU/2 x ccusage':>15}")
+    print(f"\n{'step (medians)':34}  {'wall s':>7}  {'CPU s':>6}  {'wall x ccusage':>14}  {'CPU/2 x ccusage':>15}"
+          f"  {'CPU x its CPU':>13}")
     for job in jobs:
         line(job, *med[job])
     start = [med["asz import"][k] - med["python"][k] for k in (0, 1)]
