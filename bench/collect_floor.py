@@ -85,7 +85,13 @@ Printed: each step's median wall and CPU (user + system of the process and the r
 for, from wait4) seconds and their ratios to ccusage 20.0.24 ``session --json --offline`` run
 interleaved with them (the order rotates each run): wall to its wall, half the CPU to its wall (the
 wall on two idle cores at best), CPU to its CPU (the steadiest on a busy machine); then the sums
-"lazy collect + ledger" (medians added), with asz's start and with today's fixed costs. Steps 1-12
+"lazy collect + ledger" (medians added), with asz's start and with today's fixed costs; then, for
+the two-process steps, the wall they would take on two idle cores, estimated from their phases
+(each run's writer writes them beside the store): the writer's CPU up to the fork, plus the busier
+of the reader's CPU and the writer's CPU until the reader ended, plus the wall of the writer's
+tail after that (the late index or key table, the lean rows, the synced commit). Where another
+process holds a core, the two take turns on the other and their measured wall is their CPU: the
+estimate is what the design would give a user whose machine is not busy. Steps 1-12
 run this script again (``--step NAME OUT FILE...``), which imports only os, sys and array before
 its step.
 """
@@ -337,6 +343,8 @@ def _send(pipe, data: bytes) -> None:  # type: ignore[no-untyped-def]
 
 
 def _lazy(files: list[str], out: str, blocks: bool, shared: bool = False, keys_table: bool = True) -> None:
+    import time
+
     sqlite3, sha, loads, marshal = _modules()
     shm = None
     if shared:
@@ -354,6 +362,7 @@ def _lazy(files: list[str], out: str, blocks: bool, shared: bool = False, keys_t
         finally:
             os._exit(code)
     os.close(w)
+    forked = _cpu()
     try:
         import fcntl
 
@@ -404,9 +413,10 @@ def _lazy(files: list[str], out: str, blocks: bool, shared: bool = False, keys_t
                 if len(rows) == 64:
                     db.executemany("INSERT INTO blocks VALUES(?,?,?,?,?,?)", rows)
                     rows.clear()
-    _, status = os.waitpid(pid, 0)
+    _, status, ru = os.wait4(pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit("the reader failed")
+    written, tail = _cpu() - forked, time.perf_counter()
     if blocks:
         db.executemany("INSERT INTO blocks VALUES(?,?,?,?,?,?)", rows)
         if keys_table:
@@ -419,6 +429,16 @@ def _lazy(files: list[str], out: str, blocks: bool, shared: bool = False, keys_t
         db.execute(_RECORDS_KEY)
     db.executemany("INSERT INTO leans VALUES(?,0,?)", [(c, marshal.dumps(u, 4)) for c, u in leans.items()])
     db.execute("COMMIT")
+    with open(out + ".phases", "w") as fh:  # for main's estimate on two idle cores
+        fh.write(f"{forked} {ru.ru_utime + ru.ru_stime} {written} {time.perf_counter() - tail}")
+
+
+def _cpu() -> float:
+    """This process's own CPU seconds (user + system) so far."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
 
 
 def step_lazy_rows(files: list[str], out: str) -> None:
@@ -535,16 +555,21 @@ def main() -> None:
         jobs = list(commands) + (["ccusage"] if ccusage else [])
         wall: dict[str, list[float]] = {j: [] for j in jobs}
         cpu: dict[str, list[float]] = {j: [] for j in jobs}
+        phases: dict[str, list[list[float]]] = {j: [] for j in jobs if j.startswith("lazy")}
         for i in range(args.runs):
             for job in jobs[i % len(jobs):] + jobs[: i % len(jobs)]:
                 if job == "ccusage":
                     w, c = run([str(ccusage), "session", "--json", "--offline"],
                                dict(os.environ, CLAUDE_CONFIG_DIR=str(cfg), NO_COLOR="1"))
                 else:
-                    if os.path.exists(db):
-                        os.unlink(db)
+                    for old in (db, db + ".phases"):
+                        if os.path.exists(old):
+                            os.unlink(old)
                     shutil.rmtree(homes["asz collect, 1 file"], ignore_errors=True)
                     w, c = run(commands[job], dict(asz.env, ASZ_HOME=str(homes.get(job, Path(tmp) / "home-none"))))
+                    if job.startswith("lazy"):
+                        with open(db + ".phases") as fh:
+                            phases[job].append([float(x) for x in fh.read().split()])
                 wall[job].append(w)
                 cpu[job].append(c)
         print(f"load average after: {os.getloadavg()[0]:.1f}")
@@ -569,6 +594,21 @@ def main() -> None:
         line(f"{variant} + ledger", w, c)
         line("  + 2 asz starts", w + 2 * start[0], c + 2 * start[1])
         line("  + today's fixed costs instead", w + today[0], c + today[1])
+    # Where another process holds a core, the reader and the writer take turns on the other and
+    # their wall is their CPU: the wall two idle cores would give is estimated from the phases.
+    print("\nOn two idle cores, estimated: the writer's start to the fork (its CPU) + the busier of "
+          "reader and writer after it (CPU) + the writer's tail after the reader ends (wall), medians:")
+    best = min(wall["ccusage"]) if ccusage else None
+    print(f"{'':26}  {'start':>6}  {'reader':>6}  {'writer':>6}  {'tail':>6}  {'est.':>6}  "
+          f"{'+ ledger CPU + 2 starts':>23}  {'x ccusage':>9}  {'x its best':>10}")
+    for variant, got in phases.items():
+        start_, reader, writer, tail_ = (statistics.median(p[k] for p in got) for k in range(4))
+        est = statistics.median(p[0] + max(p[1], p[2]) + p[3] for p in got)
+        total = est + med["ledger"][1] + 2 * start[1]
+        print(f"{variant:26}  {start_:6.3f}  {reader:6.3f}  {writer:6.3f}  {tail_:6.3f}  {est:6.3f}  {total:23.3f}  "
+              f"{total / cc if cc else float('nan'):9.2f}  {total / best if best else float('nan'):10.2f}")
+    if best:
+        print(f"(ccusage: median {cc:.3f} s, best {best:.3f} s: its best run is the nearest to it on idle cores)")
 
 
 if __name__ == "__main__":
