@@ -192,3 +192,55 @@ def test_hand_made_providers_are_read_lean_as_genai_prices_reads_them() -> None:
                 assert _priced(lean.price(name, u, ts)) == _priced(whole.price(name, u, ts)), (name, u, ts)
     assert seen == {"acme-one", "acme-borrowed", "acme-dated", None}
     assert lean._headers is None  # all of it read lean: genai-prices' types never needed
+
+
+def _shipped_copy(tmp_path: Any, monkeypatch: Any, body: bytes, name: str = "prices") -> Any:
+    """A snapshot with ``body`` where asz ships its snapshot (so it is read as the shipped one)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    monkeypatch.setattr(pricing, "PRICES_DIR", folder.resolve())
+    p = folder / default_price_file().name
+    p.write_bytes(body)
+    return p
+
+
+def _claude_and_gpt(book: Prices) -> list[Any]:
+    u = Usage(input=1_200, output=300, cache_read=250_000, cache_write=4_000, cache_write_5m=1_000, cache_write_1h=3_000)
+    return [(c.money, c.parts) for c in (book.price("claude-opus-4-6", u, "2026-02-20T10:00:00Z"),
+                                         book.price("claude-sonnet-4-5-20250929", u, "2025-10-01T00:00:00Z"),
+                                         book.price("gpt-5", u, "2025-10-01T00:00:00Z"))]
+
+
+def test_the_shipped_snapshot_is_read_a_provider_line_at_a_time(tmp_path: Any, monkeypatch: Any) -> None:
+    # `asz prices update` writes one provider a line; a ledger reads the lines its models need
+    # (Anthropic's is the first), not the whole 800 KB. A line it never reaches is never read: a
+    # broken last line does not stop Claude calls being priced, and the prices are the same.
+    shipped = default_price_file().read_bytes()
+    expected = _claude_and_gpt(Prices.load())
+    lines = shipped.split(b"\n")
+    assert lines[1].startswith(b'{"id":"anthropic"') and lines[-2] == b"]}", "the layout pricing._dump writes"
+    broken = b"\n".join([*lines[:-3], b'{"id": "zhipuai", "models": [', *lines[-2:]])
+    book = Prices.load(_shipped_copy(tmp_path, monkeypatch, broken))
+    assert book._lean is not None and book.file.shipped
+    assert _claude_and_gpt(book) == expected
+    # a model no provider takes is looked for on every line: the broken one is said, by file and line
+    with pytest.raises(pricing.PriceFileError, match=rf"{default_price_file().name}, line {len(lines) - 2}: not JSON"):
+        book.price("no-such-model-anywhere", Usage(1, 1, 0, 0), "2025-10-01T00:00:00Z")
+
+
+def test_a_snapshot_line_that_is_not_a_provider_is_said(tmp_path: Any, monkeypatch: Any) -> None:
+    lines = default_price_file().read_bytes().split(b"\n")
+    odd = b"\n".join([*lines[:2], b"[1, 2],", *lines[2:]])  # JSON, but no provider
+    book = Prices.load(_shipped_copy(tmp_path, monkeypatch, odd))
+    assert book.price("claude-opus-4-6", Usage(1, 1, 0, 0), "2026-05-01T00:00:00Z").money is not None  # Anthropic's line comes first
+    with pytest.raises(pricing.PriceFileError, match=r"line 3: expected a provider"):
+        book.price("no-such-model-anywhere", Usage(1, 1, 0, 0), None)
+
+
+def test_a_snapshot_in_another_layout_is_read_whole(tmp_path: Any, monkeypatch: Any) -> None:
+    doc = json.loads(default_price_file().read_bytes())
+    one_line = json.dumps(doc).encode()  # not the layout of `asz prices update`: read whole, as before
+    assert _claude_and_gpt(Prices.load(_shipped_copy(tmp_path, monkeypatch, one_line))) == _claude_and_gpt(Prices.load())
+    bad = one_line.replace(b'"id": "zhipuai"', b'"id": zhipuai', 1)  # broken anywhere: said at once
+    with pytest.raises(pricing.PriceFileError, match="neither JSON nor YAML"):
+        Prices.load(_shipped_copy(tmp_path, monkeypatch, bad, "again"))

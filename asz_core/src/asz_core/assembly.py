@@ -283,7 +283,7 @@ def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
     record_step: dict[str, _B] = {}  # record key -> the first step it holds
     usage_of_agent: dict[str, dict[str, Any]] = {}
     answered: dict[str, bool] = {}  # lean: tool call id -> whether its result came (no tool steps)
-    stamps: set[str] = set()  # the times met: the same time again moves neither end of the span
+    stamps: set[Any] = set()  # the times met, each once: the span is their earliest and latest instant
 
     def new(kind: str, s: _S) -> _B:
         b = _B(kind, s.key, seq, ts)
@@ -296,14 +296,9 @@ def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
     captured: dict[str, dict[str, list[dict[str, Any]]]] = {}  # tool id -> change/execution events
     projects: dict[bool, dict[str, None]] = {True: {}, False: {}}  # main stream's / others' project paths, in landing order
 
-    first = last = None
+    add_stamp = stamps.add
     for seq, key, stream, ts, events in rows:
-        if ts and ts not in stamps:
-            stamps.add(ts)
-            t = instant(ts)
-            if t is not None:
-                first = t if first is None or t < first else first
-                last = t if last is None or t > last else last
+        add_stamp(ts)
         if events and events[0].get("e") in CAPTURE_EVENTS and all(ev.get("e") in CAPTURE_EVENTS for ev in events):
             # A record captured beside the transcript (a recorder's change or execution record):
             # it belongs to the tool call it names, whenever it landed, and opens no stream.
@@ -327,7 +322,8 @@ def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
                     b = calls[ev["id"]] = new("model_call", s)
                     b.call, b.model = ev["id"], ev.get("model")
                 else:
-                    b.touch(seq, ts)
+                    if not lean:  # the lean view reads neither a call's records nor its end
+                        b.touch(seq, ts)
                     b.model = b.model or ev.get("model")
                 if isinstance(ev.get("response"), str):
                     b.response = b.response or ev["response"]
@@ -414,6 +410,8 @@ def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
                 if isinstance(path, str) and path:
                     projects[s.key == "main"].setdefault(path)
 
+    known = [t for t in map(instant, stamps) if t is not None]
+    first, last = (min(known), max(known)) if known else (None, None)
     _drop_echoed_inputs(streams.values())
     _mark_replays(steps)
     for st in streams.values():
@@ -691,11 +689,14 @@ def _usage(b: _B) -> tuple[Usage | None, int | None]:
     if b.usage is None:
         return Usage(), None
     known = b.final_out is not None or (len(b.outputs) > 1 and b.outputs[-1] > b.outputs[0])
-    u = Usage.from_event(b.usage, output_known=known)
+    g = b.usage.get  # Usage.from_event with the output chosen here (no evolve: this runs for every call)
     if known:
         out = b.final_out if b.final_out is not None else max(b.outputs)
-        return attrs.evolve(u, output=out), None
-    return u, (max(b.outputs) if b.outputs else None)
+        floor = None
+    else:
+        out, floor = None, (max(b.outputs) if b.outputs else None)
+    return Usage(count(g("input")), out, count(g("cache_read")), count(g("cache_write")), count(g("cache_write_5m")),
+                 count(g("cache_write_1h"))), floor
 
 
 def _apply_agent_usage(st: _S, au: dict[str, Any]) -> None:

@@ -540,8 +540,8 @@ def summary_of(view: Calls, prices: Prices) -> Summary:
         t.count(c.usage, c.output_floor, p)
         m = c.model or NO_MODEL
         (by_model.get(m) or by_model.setdefault(m, Tally())).count(c.usage, c.output_floor, p)
-        when = instant(c.ts)
-        d = NO_TIME if when is None else day(when, dt.UTC)
+        when = instant(c.ts)  # UTC: its day is day(when, dt.UTC)
+        d = NO_TIME if when is None else when.date().isoformat()
         (by_day.get(d) or by_day.setdefault(d, Tally())).count(c.usage, c.output_floor, p)
         if when is not None:
             stamps.append(when)

@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -174,7 +174,7 @@ class Prices:
     checks both readings agree on every model of the snapshot and every call of the corpus."""
 
     def __init__(self, raw_providers: list[dict[str, Any]] | Callable[[], list[dict[str, Any]]], file: PriceFile,
-                 *, lean: list[dict[str, Any]] | None = None) -> None:
+                 *, lean: list[dict[str, Any]] | _Lines | None = None) -> None:
         """``raw_providers``: the providers as genai-prices data (Decimal numbers), or a function
         reading them when genai-prices is needed; ``lean``: the same data read fast, for the lean
         reading (without it, genai-prices reads everything, and a file that is not its data is
@@ -220,16 +220,18 @@ class Prices:
         if shipped and p.suffix.lower() == ".json":
             import orjson
 
-            try:
-                fast = orjson.loads(data)  # floats, if any, the lean reading leaves to genai-prices
-            except orjson.JSONDecodeError:
-                fast = None
+            fast = _snapshot_lines(data, p)  # the lines of `asz prices update`: each read when looked at
+            if fast is None:
+                try:
+                    fast = orjson.loads(data)  # floats, if any, the lean reading leaves to genai-prices
+                except orjson.JSONDecodeError:
+                    fast = None
         raw = fast if fast is not None else _parse(data, p)
         if isinstance(raw, dict):
             providers, source, taken = raw.get("providers"), raw.get("source"), raw.get("taken")
         else:
             providers, source, taken = raw, None, None
-        if not isinstance(providers, list) or not all(isinstance(x, dict) for x in providers):
+        if not (type(providers) is _Lines or (isinstance(providers, list) and all(isinstance(x, dict) for x in providers))):
             raise PriceFileError(f"{p}: expected a list of providers (genai-prices data.json shape) or an object with `providers`")
         file = PriceFile(str(p), hashlib.sha256(data).hexdigest(), _str(source), _str(taken), shipped)
         if fast is None:
@@ -328,11 +330,12 @@ class Prices:
         except ValueError as exc:  # the counts do not decompose (genai-prices' own check)
             return CallPrice(None, unpriced=f"usage genai-prices cannot price ({_first_line(exc)})", model_id=info.id, provider_id=provider.id)
         complete = u.input is not None and u.output is not None and u.cache_read is not None and u.cache_write is not None
-        money = sum(parts.values(), Decimal(0))
-        return CallPrice(money, tuple((k, parts[k]) for k in PARTS if k in parts), complete, None, info.id, provider.id)
+        money = sum(parts.values(), _ZERO)
+        return CallPrice(money, tuple([(k, parts[k]) for k in PARTS if k in parts]), complete, None, info.id, provider.id)
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_ZERO = Decimal(0)
 _NO_USAGE = Usage()
 
 
@@ -367,14 +370,18 @@ class _Plan:
         self.units = tuple((u.usage_key, price, u.per, _PART_OF_UNIT.get(u.usage_key, "other")) for u, price in resolved)
 
     def parts(self, u: Usage) -> dict[str, Decimal]:
+        """The call's money by part (:data:`PARTS`), in the order of the price set's units: each
+        priced unit's leaf count (its count less its priced descendants') at its price (the tier
+        the call's whole input side reaches), per unit of ``per``. This runs for every call."""
         counts = _counts(u)
+        get = counts.get
         leaf: dict[str, int] = {}
         for key, below in self.leaves:
-            v = counts.get(key, 0)
+            v = get(key, 0)
             for d in below:
                 v -= leaf[d]
             if v < 0:
-                raise ValueError(f"more-specific counts exceed {key} ({counts.get(key, 0)})")
+                raise ValueError(f"more-specific counts exceed {key} ({get(key, 0)})")
             leaf[key] = v
         total_in = counts["input_tokens"]
         parts: dict[str, Decimal] = {}
@@ -427,13 +434,75 @@ _DATE_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _COMPACT_DATE = re.compile(r"(-)(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?=-|:|$)")
 
 
+_PROVIDERS_OPEN = b', "providers": ['
+
+
+def _snapshot_lines(data: bytes, p: Path) -> dict[str, Any] | None:
+    """A snapshot as `asz prices update` writes it (:func:`_dump`: a head line, one provider a
+    line, ``]}``) as its head with ``providers`` the lines, each read when first looked at: a
+    ledger of Claude Code calls reads Anthropic's line, not the other 800 KB. None when the file
+    is not laid out so (it is then read whole)."""
+    import orjson
+
+    lines = data.split(b"\n")
+    if len(lines) < 4 or lines[-1] != b"" or lines[-2] != b"]}" or not lines[0].endswith(_PROVIDERS_OPEN):
+        return None
+    body = lines[1:-2]
+    if not all(x.endswith(b",") for x in body[:-1]) or body[-1].endswith(b","):
+        return None
+    try:
+        head = orjson.loads(lines[0][: -len(_PROVIDERS_OPEN)] + b"}")
+    except orjson.JSONDecodeError:
+        return None
+    if type(head) is not dict:
+        return None
+    head["providers"] = _Lines([x[:-1] for x in body[:-1]] + [body[-1]], p)
+    return head
+
+
+class _Lines:
+    """The providers of a snapshot, one JSON object a line, each read (orjson) when first looked
+    at; only iterated, in order, as :class:`_LeanBook` reads them. A line that is no JSON object
+    is said when it is reached, by its file and line (a price file must be genai-prices data)."""
+
+    __slots__ = ("_lines", "_read", "_path")
+
+    def __init__(self, lines: list[bytes], path: Path) -> None:
+        self._lines = lines
+        self._read: list[dict[str, Any] | None] = [None] * len(lines)
+        self._path = path
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        read = self._read
+        for i in range(len(read)):
+            got = read[i]
+            if got is None:
+                got = read[i] = self._one(i)
+            yield got
+
+    def _one(self, i: int) -> dict[str, Any]:
+        import orjson
+
+        try:
+            got = orjson.loads(self._lines[i])
+        except orjson.JSONDecodeError as exc:
+            raise PriceFileError(f"{self._path}, line {i + 2}: not JSON ({exc})") from exc
+        if type(got) is not dict:
+            raise PriceFileError(f"{self._path}, line {i + 2}: expected a provider (a JSON object), "
+                                 "as genai-prices data.json holds them")
+        return got
+
+
 class _LeanBook:
     """The raw data of a price file, read as genai-prices reads it for a model name: the provider
     whose ``model_match`` takes the name (``DataSnapshot.find_provider``), that provider by its id
     (``find_provider_by_id``), its model whose ``match`` takes the name, else one of its fallback
     providers' (``Provider.find_model``, the compact-date form of the name tried second)."""
 
-    def __init__(self, providers: list[dict[str, Any]]) -> None:
+    def __init__(self, providers: list[dict[str, Any]] | _Lines) -> None:
         self.providers = providers
 
     def find(self, model: str) -> tuple[_LeanProvider, _LeanModel] | None:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
 from .errors import AszError
 
 UTC = dt.UTC
@@ -46,6 +44,8 @@ def zone(name: str | None) -> dt.tzinfo | None:
     if m:
         delta = dt.timedelta(hours=int(m[2]), minutes=int(m[3]))
         return dt.timezone(-delta if m[1] == "-" else delta)
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only for a zone named: a ledger in UTC or local time needs none
+
     try:
         return ZoneInfo(name.strip())
     except (ZoneInfoNotFoundError, ValueError) as exc:
