@@ -317,6 +317,21 @@ def _keys_once(store: Store) -> None:
     assert per_key == []
 
 
+def test_a_record_first_landed_after_a_rewrite_is_rewritten_in_its_own_place(tmp_path: Path, kv: Registry) -> None:
+    # The ledger's lean rows look a record's place up by key only once some record has a later
+    # version; a record that lands after that and is rewritten later still keeps its own place.
+    store = Store.open(tmp_path / "home")
+    f = _kv(tmp_path / "c.kv", ("a", 1), ("b", 1))
+    collect([f], store, kv)
+    _kv(f, ("a", 2), ("b", 1), ("c", 1), ("d", 1))  # a rewritten, then c and d new
+    collect([f], store, kv)
+    _kv(f, ("a", 2), ("b", 1), ("c", 2), ("d", 1), ("e", 1))  # c rewritten, e new
+    collect([f], store, kv)
+    assert [(r.key, r.version) for r in store.records("c", 3)] == [("a", 2), ("b", 1), ("c", 2), ("d", 1), ("e", 1)]
+    for upto in (1, 2, 3):
+        assert_lean_rows_agree(store, "c", upto)
+
+
 def test_a_rewritten_file_does_not_duplicate_records(tmp_path: Path, registry: Registry) -> None:
     lines = _lines(ORIGIN)
     f = tmp_path / ORIGIN.name

@@ -294,15 +294,24 @@ class Store:
             parts = self.db.execute("SELECT round, rows FROM leans WHERE conversation = ? AND round <= ? AND rule = ? "
                                     "ORDER BY round, part", (conversation, upto, LEAN_RULE)).fetchall()
             if parts and len({r for r, _ in parts}) == upto:  # rounds are numbered 1, 2, ...: every one is there
+                # Each row as decoded, its version made its place (a list: [seq, key, stream, ts,
+                # events]); the places by key only once a later version of a record comes (rare).
                 n = 0
+                places: dict[str, int] | None = None
                 for _, blob in parts:
-                    for version, key, stream, ts, events in loads(blob):
+                    for row in loads(blob):
                         n += 1
-                        if version > 1 and key in where:
-                            rows[where[key]] = (rows[where[key]][0], key, stream, ts, events)
-                        else:
-                            where[key] = len(rows)
-                            rows.append((n, key, stream, ts, events))
+                        if row[0] > 1:
+                            if places is None:
+                                places = {r[1]: i for i, r in enumerate(rows)}
+                            i = places.get(row[1])
+                            if i is not None:
+                                rows[i] = [rows[i][0], *row[1:5]]
+                                continue
+                        row[0] = n
+                        if places is not None:
+                            places[row[1]] = len(rows)
+                        rows.append(row)
                 return rows  # type: ignore[no-any-return]
             q = "SELECT seq, key, version, stream, ts, events FROM records WHERE conversation = ? AND round <= ? ORDER BY seq"
             for seq, key, version, stream, ts, events in self.db.execute(q, (conversation, upto)):
