@@ -97,6 +97,33 @@ def test_the_price_in_force_at_the_calls_time(prices: Prices) -> None:
     assert before > after
 
 
+def test_cache_writes_split_only_when_the_split_adds_up(prices: Prices) -> None:
+    # 1-hour writes are priced apart only when the runtime's 5m/1h split adds up to the writes
+    # (or only the 1h part is given: the rest is 5-minute); otherwise every write is priced at
+    # the plain (5-minute) rate, as with no split at all. A 1h part above the writes is no count
+    # genai-prices can decompose: the call is unpriced, with the reason.
+    p = _price_at(_snapshot_model("anthropic", "claude-sonnet-4-5"), "2026-01-15")
+    w5, w1 = _rate(p["cache_write_mtok"], 0), _rate(p["cache_write_1h_mtok"], 0)
+    assert w1 != w5
+    base = (_rate(p["input_mtok"], 0) * 100 + _rate(p["output_mtok"], 0) * 10) / M
+
+    def money(**split: int | None) -> Decimal | None:
+        u = Usage(input=100, output=10, cache_read=0, cache_write=1_000, **split)
+        return prices.price("claude-sonnet-4-5-20250929", u, "2026-01-15T08:00:00Z").money
+
+    assert money(cache_write_5m=600, cache_write_1h=400) == base + (w5 * 600 + w1 * 400) / M
+    assert money(cache_write_1h=400) == base + (w5 * 600 + w1 * 400) / M  # the rest is 5-minute
+    assert money(cache_write_5m=700, cache_write_1h=400) == base + w5 * 1_000 / M  # 1,100 is not 1,000
+    assert money(cache_write_5m=600) == base + w5 * 1_000 / M  # no 1h part: no split
+    assert money() == base + w5 * 1_000 / M
+    unknown_writes = Usage(input=100, output=10, cache_read=0, cache_write=None, cache_write_1h=400)
+    got = prices.price("claude-sonnet-4-5-20250929", unknown_writes, "2026-01-15T08:00:00Z")
+    assert got.money == base and not got.complete  # a split of writes not known: nothing of them priced
+    over = Usage(input=100, output=10, cache_read=0, cache_write=1_000, cache_write_1h=1_400)
+    got = prices.price("claude-sonnet-4-5-20250929", over, "2026-01-15T08:00:00Z")
+    assert got.money is None and got.unpriced == "usage genai-prices cannot price (more-specific counts exceed cache_write_tokens (1000))"
+
+
 def test_money_is_decimal_never_float(prices: Prices) -> None:
     got = prices.price("claude-haiku-4-5-20251001", Usage(input=1, output=1, cache_read=1, cache_write=1), "2026-01-01T00:00:00Z")
     assert type(got.money) is Decimal and all(type(v) is Decimal for _, v in got.parts)

@@ -368,25 +368,30 @@ class _Plan:
             for u in order
         )
         self.units = tuple((u.usage_key, price, u.per, _PART_OF_UNIT.get(u.usage_key, "other")) for u, price in resolved)
+        # The same, by place, for :meth:`parts`: each leaf's count as an index into _COUNT_KEYS
+        # (its last place: a key no call counts) and its descendants' leaves by index; each
+        # unit's leaf by index (None: ``requests``, one a call).
+        at = {k: i for i, (k, _) in enumerate(self.leaves)}
+        self._leaves = tuple((_COUNT_AT.get(k, len(_COUNT_KEYS)), tuple(at[d] for d in below), k) for k, below in self.leaves)
+        self._units = tuple((None if key == "requests" else at[key], price, per, part) for key, price, per, part in self.units)
 
     def parts(self, u: Usage) -> dict[str, Decimal]:
         """The call's money by part (:data:`PARTS`), in the order of the price set's units: each
         priced unit's leaf count (its count less its priced descendants') at its price (the tier
         the call's whole input side reaches), per unit of ``per``. This runs for every call."""
-        counts = _counts(u)
-        get = counts.get
-        leaf: dict[str, int] = {}
-        for key, below in self.leaves:
-            v = get(key, 0)
+        counts = _count_list(u)
+        leaf: list[int] = []
+        for src, below, key in self._leaves:
+            v = counts[src]
             for d in below:
                 v -= leaf[d]
             if v < 0:
-                raise ValueError(f"more-specific counts exceed {key} ({get(key, 0)})")
-            leaf[key] = v
-        total_in = counts["input_tokens"]
+                raise ValueError(f"more-specific counts exceed {key} ({counts[src]})")
+            leaf.append(v)
+        total_in = counts[0]
         parts: dict[str, Decimal] = {}
-        for key, price, per, part in self.units:
-            n = 1 if key == "requests" else leaf[key]
+        for i, price, per, part in self._units:
+            n = 1 if i is None else leaf[i]
             if not n:
                 continue
             if type(price) is not Decimal:
@@ -670,24 +675,21 @@ def _compact_dated(ref: str) -> str:
     return _COMPACT_DATE.sub(one, ref)
 
 
-def _counts(u: Usage) -> dict[str, int]:
-    """A call's counts as genai-prices' usage keys. Its input is the whole input side; a count
-    asz does not know is left out (0 to genai-prices, and the call's money is then incomplete)."""
-    cr, cw = u.cache_read, u.cache_write
-    c = {"input_tokens": (u.input or 0) + (cr or 0) + (cw or 0)}
-    if cr is not None:
-        c["cache_read_tokens"] = cr
-    if cw is not None:
-        c["cache_write_tokens"] = cw
-        # The 5-minute / 1-hour split, when the runtime recorded one that adds up.
-        w5, w1 = u.cache_write_5m, u.cache_write_1h
-        if w1 is not None and (w5 is None or w5 + w1 == cw):
-            c["cache_write_1h_tokens"] = w1
-            if w5 is not None:
-                c["cache_write_5m_tokens"] = w5
-    if u.output is not None:
-        c["output_tokens"] = u.output
-    return c
+_COUNT_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens", "cache_write_5m_tokens",
+               "output_tokens")
+_COUNT_AT = {k: i for i, k in enumerate(_COUNT_KEYS)}
+
+
+def _count_list(u: Usage) -> list[int]:
+    """A call's counts as genai-prices' usage keys, by place (:data:`_COUNT_KEYS`, then 0 for any
+    other key). Its input is the whole input side; a count asz does not know is 0 to genai-prices
+    (the call's money is then incomplete); the 5-minute / 1-hour split only when the runtime
+    recorded one that adds up (or only its 1-hour part)."""
+    cr, cw, w5, w1 = u.cache_read, u.cache_write, u.cache_write_5m, u.cache_write_1h
+    if cw is None or w1 is None or not (w5 is None or w5 + w1 == cw):
+        w1 = w5 = None  # no split that adds up
+    out = u.output
+    return [(u.input or 0) + (cr or 0) + (cw or 0), cr or 0, cw or 0, w1 or 0, w5 or 0, out or 0, 0]
 
 
 def _when(ts: str | None) -> dt.datetime | None:
