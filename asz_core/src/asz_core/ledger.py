@@ -151,6 +151,10 @@ class Tally:
             self.parts[k] = self.parts.get(k, Decimal(0)) + v
         return self
 
+    def copy(self) -> Tally:
+        """Another tally of the same calls (its own dicts, in the same order)."""
+        return Tally(**{f.name: dict(v) if type(v) is dict else v for f in _TALLY_FIELDS for v in (getattr(self, f.name),)})
+
     @property
     def money_complete(self) -> bool:
         """Every call of it priced, on all its counts: ``money`` is all of its money."""
@@ -174,6 +178,9 @@ class Tally:
         for x in tallies:
             t.merge(x)
         return t
+
+
+_TALLY_FIELDS = attrs.fields(Tally)
 
 
 @frozen
@@ -525,6 +532,8 @@ def summary_of(view: Calls, prices: Prices) -> Summary:
     by_day: dict[str, Tally] = {}
     stamps: list[dt.datetime] = []
     copies = replays = 0
+    first: tuple[str, str] | None = None  # the model and day of the first call counted
+    both: Tally | None = None  # by_model[first model], while it is by_day[first day] too
     for c in view.calls:
         if c.copy_of is not None:
             copies += 1
@@ -539,12 +548,28 @@ def summary_of(view: Calls, prices: Prices) -> Summary:
         p = price(c.model, c.usage, c.ts)
         t.count(c.usage, c.output_floor, p)
         m = c.model or NO_MODEL
-        (by_model.get(m) or by_model.setdefault(m, Tally())).count(c.usage, c.output_floor, p)
         when = instant(c.ts)  # UTC: its day is day(when, dt.UTC)
         d = NO_TIME if when is None else when.date().isoformat()
-        (by_day.get(d) or by_day.setdefault(d, Tally())).count(c.usage, c.output_floor, p)
         if when is not None:
             stamps.append(when)
+        # While every call so far has the first one's model and day, its model's tally and its
+        # day's are the same calls counted in the same order: counted once, the day's copied
+        # from it when a call of another model or day comes (most conversations: never).
+        if both is not None:
+            if m == first[0] and d == first[1]:
+                both.count(c.usage, c.output_floor, p)
+                continue
+            by_day[first[1]] = both.copy()
+            both = None
+        elif first is None:
+            first = (m, d)
+            both = by_model[m] = Tally()
+            both.count(c.usage, c.output_floor, p)
+            continue
+        (by_model.get(m) or by_model.setdefault(m, Tally())).count(c.usage, c.output_floor, p)
+        (by_day.get(d) or by_day.setdefault(d, Tally())).count(c.usage, c.output_floor, p)
+    if both is not None:
+        by_day[first[1]] = both.copy()  # type: ignore[index]
     by_stream = {key: Tally() for key, _ in view.streams}
     for owner, t in by_owner.items():
         by_stream.setdefault(stream_of[owner], Tally()).merge(t)
