@@ -236,7 +236,8 @@ class _S:
 
 
 RecordRow = tuple[int, str, str, "str | None", tuple[dict[str, Any], ...]]
-"""What assembly reads of a stored record: ``(seq, key, stream, ts, events)`` (``Store.records(lean=True)``)."""
+"""What assembly reads of a stored record: ``(seq, key, stream, ts, events)`` (``Store.records(lean=True)``: a
+list of those five as decoded, or a tuple)."""
 
 _ROW = operator.attrgetter("seq", "key", "stream", "ts", "events")
 

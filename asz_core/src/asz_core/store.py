@@ -281,7 +281,7 @@ class Store:
     def records(self, conversation: str, upto: int, *, lean: bool = False) -> list[StoredRecord]:
         """Every record landed by round ``upto``, in landing order; a rewritten record shows its
         newest version landed by then, in the place its first version took. ``lean``: each as
-        the tuple ``(seq, key, stream, ts, events)`` (``assembly.RecordRow``), all the ledger's
+        the row ``(seq, key, stream, ts, events)`` (``assembly.RecordRow``; a list as decoded), all the ledger's
         summaries read: the events as ``lean_events.lean`` keeps them, and ``seq`` the record's
         place in landing order (1, 2, ...), read from the few rows of ``leans`` collect wrote; from
         the records themselves (their whole events, their own ``seq``) when ``leans`` does not hold
