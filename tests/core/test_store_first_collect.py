@@ -176,3 +176,32 @@ def test_a_store_that_fills_up_while_its_indexes_are_built_is_a_clear_error_and_
     monkeypatch.setattr(store_module.Writer, "finish", real)
     assert collect([MATCH], store, Registry()).records_published > 0  # the next collect completes
     assert INDEXES <= _indexes(store.path)
+
+
+@pytest.mark.usefixtures("corpus")
+@pytest.mark.parametrize("reader", [False, True], ids=["read here", "read by a reader process"])
+def test_a_first_collect_read_by_a_reader_keeps_its_indexes_up_as_it_goes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: bool) -> None:
+    # Waiting on a reader process, collect keeps the indexes up row by row (no build at the end);
+    # reading itself, it builds them once at the end. Either way the committed store has them.
+    from asz_core import collect_reader, workers
+
+    if reader and not workers.can_fork():
+        pytest.skip("no fork here (or one CPU): collect reads in its own process")
+    monkeypatch.setattr(collect_reader, "MIN_BYTES", 0)
+    monkeypatch.setenv("ASZ_JOBS", "2" if reader else "1")
+    project = tmp_path / "project"
+    project.mkdir()
+    for f in (ORIGIN, RESUMED):
+        (project / f.name).write_bytes(f.read_bytes())
+    store = Store.open(tmp_path / "home")
+    during: list[set[str]] = []
+
+    def look(done: int, total: int, file: str) -> None:
+        during.append({r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")} & INDEXES)
+
+    (rnd,) = collect([project], store, Registry(), progress=look).rounds
+    assert (rnd.conversation, rnd.records) == (ORIGIN.stem, 473)  # the resume found from memory, as before
+    assert during and all(d == (INDEXES if reader else set()) for d in during)
+    store.close()
+    assert INDEXES <= _indexes(tmp_path / "home" / "asz.db")

@@ -110,6 +110,8 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
         todo = sum(max(0, s.st.st_size - s.cursor.offset) for s in steps if s.cursor is not None and s.st is not None)
         with contextlib.ExitStack() as stack:
             reader = stack.enter_context(Reader(jobs)) if worth_forking(todo) else None
+            if reader:
+                w.index_as_it_goes()  # this process waits on the reader: the indexes are kept up meanwhile
             index = 0
             for s in steps:
                 problems.extend(s.problems)

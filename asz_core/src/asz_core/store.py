@@ -433,9 +433,22 @@ class Writer:
         self._late = self.db.execute("SELECT 1 FROM records LIMIT 1").fetchone() is None
         self._holders: dict[str, str] = {}
         self._more: dict[str, list[str]] = {}
+        self._unindexed = self._late  # the late indexes dropped, to be built by _index
         if self._late:
             for name in _LATE_INDEXES:
                 self.db.execute(f"DROP INDEX IF EXISTS {name}")
+
+    def index_as_it_goes(self) -> None:
+        """Keep the records' indexes up row by row from now on rather than build them at the end:
+        for a first collect whose records come from a reader process, which this process waits on
+        for about a third of the time. Kept up while it waits, the indexes cost no wall time at the
+        end (on 95 MB, 0.06 s of building, serial, after the last record; row by row they add
+        about 0.03 s to this process's part, most of it in time it waited)."""
+        if self._unindexed:
+            self._flush()
+            for sql in _LATE_INDEXES.values():  # (over the records so far: none, when called first)
+                self.db.execute(sql)
+            self._unindexed = False
 
     def finish(self) -> None:
         """Before the commit: the indexes a first collect left to its end."""
@@ -445,11 +458,13 @@ class Writer:
         """The batched records written and the late indexes built, if not yet (before anything asks
         the records table what memory does not answer)."""
         self._flush()
-        if self._late:
+        if self._unindexed:
             # (Not through a memory map: 0.015 s less CPU, but every page of the store counted
             # in collect's peak memory, 168 MB instead of 46 on 95 MB.)
             for sql in _LATE_INDEXES.values():
                 self.db.execute(sql)
+            self._unindexed = False
+        if self._late:
             self._late = False
             self._holders.clear()
             self._more.clear()
