@@ -179,17 +179,29 @@ def test_a_store_that_fills_up_while_its_indexes_are_built_is_a_clear_error_and_
 
 
 @pytest.mark.usefixtures("corpus")
-@pytest.mark.parametrize("reader", [False, True], ids=["read here", "read by a reader process"])
+@pytest.mark.parametrize(("reader", "idle"), [(False, True), (True, True), (True, False)],
+                         ids=["read here", "read by a reader process, two CPUs free", "read by a reader process, a busy CPU"])
 def test_a_first_collect_read_by_a_reader_keeps_its_indexes_up_as_it_goes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: bool) -> None:
-    # Waiting on a reader process, collect keeps the indexes up row by row (no build at the end);
-    # reading itself, it builds them once at the end. Either way the committed store has them.
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: bool, idle: bool) -> None:
+    # Waiting on a reader process while a CPU is free, collect keeps the indexes up row by row (no
+    # build at the end); reading itself, or on a busy machine, it builds them once at the end.
+    # Either way the committed store has them.
+    from asz_core import collect as collect_module
     from asz_core import collect_reader, workers
 
     if reader and not workers.can_fork():
         pytest.skip("no fork here (or one CPU): collect reads in its own process")
     monkeypatch.setattr(collect_reader, "MIN_BYTES", 0)
     monkeypatch.setenv("ASZ_JOBS", "2" if reader else "1")
+    monkeypatch.setattr(collect_module, "cpus_idle", lambda wanted: idle)
+    forks = {"n": 0}
+    enter = collect_reader.Reader.__enter__
+
+    def counted(self: collect_reader.Reader) -> collect_reader.Reader:
+        forks["n"] += 1
+        return enter(self)
+
+    monkeypatch.setattr(collect_reader.Reader, "__enter__", counted)
     project = tmp_path / "project"
     project.mkdir()
     for f in (ORIGIN, RESUMED):
@@ -201,7 +213,32 @@ def test_a_first_collect_read_by_a_reader_keeps_its_indexes_up_as_it_goes(
         during.append({r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")} & INDEXES)
 
     (rnd,) = collect([project], store, Registry(), progress=look).rounds
+    assert forks["n"] == int(reader)
     assert (rnd.conversation, rnd.records) == (ORIGIN.stem, 473)  # the resume found from memory, as before
-    assert during and all(d == (INDEXES if reader else set()) for d in during)
+    assert during and all(d == (INDEXES if reader and idle else set()) for d in during)
     store.close()
     assert INDEXES <= _indexes(tmp_path / "home" / "asz.db")
+
+
+def test_cpus_idle_counts_what_runs_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    from asz_core import workers
+
+    monkeypatch.setattr(workers, "cpus", lambda: 2)
+    real_open = open
+
+    def loadavg(running: int) -> Any:
+        def fake(path: Any, *a: Any, **k: Any) -> Any:
+            if str(path) == "/proc/loadavg":
+                import io
+
+                return io.BytesIO(f"0.50 0.40 0.30 {running}/321 4567\n".encode())
+            return real_open(path, *a, **k)
+        return fake
+
+    for running, free in ((1, True), (2, False), (5, False)):  # this process counted among the running
+        monkeypatch.setattr("builtins.open", loadavg(running))
+        assert workers.cpus_idle(2) is free
+        assert workers.cpus_idle(1) is (running <= 2)
+    monkeypatch.setattr("builtins.open", real_open)
+    monkeypatch.setattr(workers, "cpus", lambda: 1)
+    assert workers.cpus_idle(2) is False

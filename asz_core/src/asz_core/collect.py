@@ -28,6 +28,7 @@ from .records import Cursor, Entry, Problem
 from .registry import Registry
 from .regular import not_regular, open_regular, why_not_regular
 from .store import Prepared, Round, Store, Writer, tail_before
+from .workers import cpus_idle
 
 # A session whose first entries are copies of another conversation's records continues that
 # conversation (a resumed Claude Code session). The copies come first, so a few suffice.
@@ -109,9 +110,12 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
         jobs = [(s.adapter, s.file, s.cursor) for s in steps if s.cursor is not None]
         todo = sum(max(0, s.st.st_size - s.cursor.offset) for s in steps if s.cursor is not None and s.st is not None)
         with contextlib.ExitStack() as stack:
-            reader = stack.enter_context(Reader(jobs)) if worth_forking(todo) else None
-            if reader:
-                w.index_as_it_goes()  # this process waits on the reader: the indexes are kept up meanwhile
+            forking = worth_forking(todo)
+            if forking and cpus_idle(2):
+                # Two CPUs free for this process and its reader: this one, waiting on the reader
+                # about a third of the time, keeps the indexes up meanwhile (else: at the end).
+                w.index_as_it_goes()
+            reader = stack.enter_context(Reader(jobs)) if forking else None
             index = 0
             for s in steps:
                 problems.extend(s.problems)

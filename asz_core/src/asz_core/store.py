@@ -441,9 +441,10 @@ class Writer:
     def index_as_it_goes(self) -> None:
         """Keep the records' indexes up row by row from now on rather than build them at the end:
         for a first collect whose records come from a reader process, which this process waits on
-        for about a third of the time. Kept up while it waits, the indexes cost no wall time at the
-        end (on 95 MB, 0.06 s of building, serial, after the last record; row by row they add
-        about 0.03 s to this process's part, most of it in time it waited)."""
+        for about a third of the time while a CPU is free. Kept up while it waits, the indexes cost
+        no wall time at the end (on 95 MB, 0.06 s of building, serial, after the last record); row
+        by row they cost about 0.03 s more CPU than one build, so not on a machine without that
+        free CPU."""
         if self._unindexed:
             self._flush()
             for sql in _LATE_INDEXES.values():  # (over the records so far: none, when called first)

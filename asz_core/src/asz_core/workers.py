@@ -61,6 +61,19 @@ def _load() -> float:
         return 0.0
 
 
+def cpus_idle(wanted: int) -> bool:
+    """Whether ``wanted`` CPUs are free right now, this process's own included: nothing else is
+    runnable beyond what leaves them free (Linux's count of running tasks in /proc/loadavg, this
+    process counted). Unlike the load average (a minute's mean) it says what runs this moment;
+    False where it cannot tell."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            running = int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    return running - 1 + wanted <= cpus()
+
+
 def split(items: Sequence[T], weight: Callable[[T], int]) -> tuple[list[int], list[int]]:
     """Indexes of ``items`` in two groups of about equal weight (heaviest first, each to the lighter group)."""
     groups: tuple[list[int], list[int]] = ([], [])
