@@ -51,7 +51,7 @@ def make_plugin_manager(*, autoload: bool | None = None) -> pluggy.PluginManager
 
 def _load_entry_points(pm: pluggy.PluginManager) -> None:
     """Load each entry point on its own, so one broken plugin is a warning, not a crash."""
-    from importlib.metadata import entry_points
+    from .entrypoints import entry_points
 
     seen: dict[str, Any] = {}  # entry-point name -> its entry point
     # Only the entry points of group ``asz`` (a distribution found twice on sys.path is listed
