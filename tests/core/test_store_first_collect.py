@@ -242,3 +242,27 @@ def test_cpus_idle_counts_what_runs_now(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr("builtins.open", real_open)
     monkeypatch.setattr(workers, "cpus", lambda: 1)
     assert workers.cpus_idle(2) is False
+
+
+@pytest.mark.usefixtures("corpus")
+def test_indexes_kept_up_as_it_goes_leave_the_rows_a_build_at_the_end_leaves(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from asz_core import collect as collect_module
+    from asz_core import workers
+
+    from .helpers import CLAUDE_CORPUS
+    from .test_collect_reader import TABLES, _all
+
+    if not workers.can_fork():
+        pytest.skip("no fork here (or one CPU): collect reads in its own process")
+    monkeypatch.setenv("ASZ_JOBS", "2")
+    rows = {}
+    for idle in (True, False):
+        monkeypatch.setattr(collect_module, "cpus_idle", lambda wanted, idle=idle: idle)
+        store = Store.open(tmp_path / str(idle))
+        collect([CLAUDE_CORPUS], store, Registry())
+        store.close()
+        rows[idle] = _all(tmp_path / str(idle) / "asz.db")
+    assert len(rows[True]["records"]) > 10_000
+    for name in TABLES:
+        assert rows[True][name] == rows[False][name], name
