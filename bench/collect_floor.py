@@ -91,7 +91,8 @@ the two-process steps, the wall they would take on two idle cores, estimated fro
 of the reader's CPU and the writer's CPU until the reader ended, plus the wall of the writer's
 tail after that (the late index or key table, the lean rows, the synced commit). Where another
 process holds a core, the two take turns on the other and their measured wall is their CPU: the
-estimate is what the design would give a user whose machine is not busy. Steps 1-12
+estimate is what the design would give a user whose machine is not busy (it leaves out the wait
+for the reader's first frame and any stall on the pipe: a few milliseconds on an idle machine). Steps 1-12
 run this script again (``--step NAME OUT FILE...``), which imports only os, sys and array before
 its step.
 """
