@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 
 from asz_core.assembly import assemble, calls_of
 from asz_core.lean_events import RULE, lean
 from asz_core.ledger import _summary_dump, build, load_prices, summarize, summary_of
-from asz_core.store import Round
+from asz_core.store import Round, StoredRecord
 
 from .helpers import assert_lean_rows_agree, db_rows, half_then_rest
 from .test_ledger_figures import store  # noqa: F401 - the corpus of all four runtimes, collected (a fixture)
@@ -121,3 +122,37 @@ def test_a_round_written_without_lean_events_is_read_from_the_records(tmp_path: 
     assert _both(st, row) == want
     assert db_rows(st.path, "SELECT count(*) FROM leans WHERE conversation = ? AND rule = ?", (row.id, RULE))[0][0] >= 1
     st.close()
+
+
+@pytest.mark.parametrize("stamps, want", [
+    # text order is not time order once offsets differ: 10:00+02:00 is 08:00 UTC
+    (["2025-01-01T09:00:00.000Z", "2025-01-01T10:00:00+02:00", "2025-01-01T08:30:00Z"],
+     ("2025-01-01T08:00:00.000000Z", "2025-01-01T09:00:00.000000Z")),
+    # a time without an offset is UTC, beside times with one
+    (["2025-01-01T09:00:00Z", "2025-01-01T07:00:00", "2025-01-01T23:00:00-05:00"],
+     ("2025-01-01T07:00:00.000000Z", "2025-01-02T04:00:00.000000Z")),
+    (["2025-03-01T00:00:00", "2025-02-01T12:00:00"], ("2025-02-01T12:00:00.000000Z", "2025-03-01T00:00:00.000000Z")),
+    # what is no time is left out: not ISO-8601, not text, empty
+    (["yesterday", 5, "", None, True, "2025-05-05T05:05:05.5Z", "2025-13-01T00:00:00Z"],
+     ("2025-05-05T05:05:05.500000Z", "2025-05-05T05:05:05.500000Z")),
+    (["soon", None, 7], (None, None)),
+    ([None], (None, None)),
+])
+def test_a_conversations_span_is_its_earliest_and_latest_instant(stamps: list[Any], want: tuple[Any, Any],
+                                                                  monkeypatch: Any) -> None:
+    # Its first and last activity, the listing's and the --since/--until shortcut's: by instant,
+    # whatever the times' offsets, in the lean view as in the assembled conversation. On a
+    # machine west of UTC, so a time without an offset read as local would show.
+    import time
+
+    rows = [(i, f"r{i}", "main", ts, ({"e": "input", "source": "person", "text": f"hi {i}"},)) for i, ts in enumerate(stamps, 1)]
+    rnd = Round("c1", 1, "", "h" * 64, TS, len(rows))
+    recs = [StoredRecord(seq, key, 1, 1, stream, "line", "f", seq, ts, events) for seq, key, stream, ts, events in rows]
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        assert calls_of("c1", "rt", rnd, rows).span == want
+        assert assemble("c1", "rt", rnd, recs).span == want
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -9,6 +9,7 @@ Ids are given in landing order, so an earlier round's ids stay valid at a later 
 
 from __future__ import annotations
 
+import datetime as dt
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -416,8 +417,7 @@ def _gather(rows: Iterable[RecordRow], lean: bool = False) -> _Gathered:
                 if isinstance(path, str) and path:
                     projects[s.key == "main"].setdefault(path)
 
-    known = [t for t in map(instant, stamps) if t is not None]
-    first, last = (min(known), max(known)) if known else (None, None)
+    first, last = _span(stamps)
     _drop_echoed_inputs(streams.values())
     _mark_replays(steps)
     for st in streams.values():
@@ -637,6 +637,27 @@ def calls_of(conversation: str, runtime: str, rnd: Round, rows: Iterable[RecordR
     first = _first_input(inputs)
     return Calls(conversation, runtime, rnd, tuple((st.key, st.kind) for st in g.order()), calls, talks,
                  first.text if first is not None else None, g.span, g.project_paths)
+
+
+def _span(stamps: set[Any]) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """The earliest and latest instant of the records' times (``times.instant`` of each; one that
+    is none is left out). Parsed all at once, and compared as parsed: aware times compare as
+    instants and naive ones (UTC) among themselves; anything else (a time that is not ISO-8601,
+    not text, naive beside aware) takes ``instant`` one by one."""
+    try:
+        got = [_fromiso(x) for x in stamps if x]
+        if not got:
+            return None, None
+        lo, hi = min(got), max(got)  # TypeError: naive and aware times together
+    except (TypeError, ValueError):
+        known = [t for t in map(instant, stamps) if t is not None]
+        return (min(known), max(known)) if known else (None, None)
+    if lo.tzinfo is None:  # all naive: UTC
+        return lo.replace(tzinfo=dt.UTC), hi.replace(tzinfo=dt.UTC)
+    return lo.astimezone(dt.UTC), hi.astimezone(dt.UTC)
+
+
+_fromiso = dt.datetime.fromisoformat
 
 
 def _tool_id(v: Any) -> str | None:
