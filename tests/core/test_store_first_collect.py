@@ -212,7 +212,9 @@ def test_a_first_collect_read_by_a_reader_keeps_its_indexes_up_as_it_goes(
     def look(done: int, total: int, file: str) -> None:
         during.append({r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")} & INDEXES)
 
+    cache = store.db.execute("PRAGMA cache_size").fetchone()[0]
     (rnd,) = collect([project], store, Registry(), progress=look).rounds
+    assert store.db.execute("PRAGMA cache_size").fetchone()[0] == cache  # (larger only while the indexes were kept up)
     assert forks["n"] == int(reader)
     assert (rnd.conversation, rnd.records) == (ORIGIN.stem, 473)  # the resume found from memory, as before
     assert during and all(d == (INDEXES if reader and idle else set()) for d in during)

@@ -405,6 +405,8 @@ _BATCH = 512
 _BATCH_BYTES = 256 * 1024
 """Records are written 512 at a time, or sooner once they hold this many bytes (a batch of big
 records is memory the collect does not need to hold)."""
+_LIVE_CACHE_KIB = -4096
+"""SQLite's page cache (negative: KiB) while a first collect keeps its indexes up as it goes."""
 _INSERT_LEAN = "INSERT INTO leans(conversation, round, part, rule, rows) VALUES(?,?,?,?,?)"
 _LEAN_BYTES = 1 << 16
 """The lean events of the open rounds are written as a part of each once they hold this many bytes
@@ -435,6 +437,7 @@ class Writer:
         self._holders: dict[str, str] = {}
         self._more: dict[str, list[str]] = {}
         self._unindexed = self._late  # the late indexes dropped, to be built by _index
+        self._cache_before: int | None = None  # the page cache's size before index_as_it_goes made it larger
         if self._late:
             for name in _LATE_INDEXES:
                 self.db.execute(f"DROP INDEX IF EXISTS {name}")
@@ -445,7 +448,12 @@ class Writer:
         for about a third of the time while a CPU is free. Kept up while it waits, the indexes cost
         no wall time at the end (on 95 MB, 0.06 s of building, serial, after the last record); row
         by row they cost about 0.03 s more CPU than one build, so not on a machine without that
-        free CPU."""
+        free CPU. Meanwhile SQLite's page cache is 4 MiB rather than 2, which keeps the index
+        pages (about 3 MB on 95 MB) in memory while rows go in: 0.03 s less of each, wall and CPU,
+        for 2 MB more peak memory (at the end, where the indexes are built once, it gains nothing)."""
+        if self._cache_before is None:
+            self._cache_before = self.db.execute("PRAGMA cache_size").fetchone()[0]
+            self.db.execute(f"PRAGMA cache_size={_LIVE_CACHE_KIB}")
         if self._unindexed:
             self._flush()
             for sql in _LATE_INDEXES.values():  # (over the records so far: none, when called first)
@@ -455,6 +463,9 @@ class Writer:
     def finish(self) -> None:
         """Before the commit: the indexes a first collect left to its end."""
         self._index()
+        if self._cache_before is not None:
+            self.db.execute(f"PRAGMA cache_size={int(self._cache_before)}")  # as the connection had it
+            self._cache_before = None
 
     def _index(self) -> None:
         """The batched records written and the late indexes built, if not yet (before anything asks
