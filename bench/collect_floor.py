@@ -109,6 +109,9 @@ BLOCK = 64 << 10
 FRAME = 1 << 20
 """The reader sends frames of about this many bytes (asz's collect reader's CHUNK_BYTES)."""
 
+PIPE = 1 << 20
+"""The pipe holds this much (asz's collect reader's PIPE_BYTES; more than /proc/sys/fs/pipe-max-size is refused)."""
+
 
 # --- the steps, each in its own process ----------------------------------------------------------
 
@@ -367,7 +370,7 @@ def _lazy(files: list[str], out: str, blocks: bool, shared: bool = False, keys_t
     try:
         import fcntl
 
-        fcntl.fcntl(r, 1031, FRAME + (64 << 10))  # F_SETPIPE_SZ, as asz's reader sets it
+        fcntl.fcntl(r, 1031, PIPE)  # F_SETPIPE_SZ, as asz's reader sets it
     except (ImportError, OSError):
         pass
     pipe = os.fdopen(r, "rb", buffering=1 << 16)
