@@ -116,6 +116,11 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
                 # about a third of the time, keeps the indexes up meanwhile (else: at the end).
                 w.index_as_it_goes()
             reader = stack.enter_context(Reader(jobs)) if forking else None
+            # Listed while the reader reads its first frame (this process would only wait): their
+            # adapters' look (Claude Code's imports its recorder) is not left to the serial end.
+            planned = {str(f) for _, f in plan}
+            listing: list[Problem] = []
+            companions = _companion_files(registry, planned, listing)
             index = 0
             for s in steps:
                 problems.extend(s.problems)
@@ -128,8 +133,8 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
                     n.done += s.st.st_size
                 if progress:
                     progress(n.done, total, str(s.file))
-        planned = {str(f) for _, f in plan}
-        for adapter, f, st, cursor, items in _companions(registry, store, planned, problems):
+        problems.extend(listing)
+        for adapter, f, st, cursor, items in _companions(companions, store, problems):
             entries = [i for i in items if isinstance(i, Entry)]
             convs = [w.conversation_of_session(e.session) for e in entries]
             if any(c is None for c in convs):
@@ -327,10 +332,9 @@ def _unopenable(f: Path, exc: OSError) -> str:
 
 
 
-def _companions(registry: Registry, store: Store, planned: set[str], problems: list[Problem]
-                ) -> Iterable[tuple[RuntimeAdapter, Path, os.stat_result, Cursor, list[Entry | Problem]]]:
-    """Every installed runtime's companion files (a recorder's spool) with what is new in them,
-    read after the files collect was given, so their records land after the steps they describe."""
+def _companion_files(registry: Registry, planned: set[str], problems: list[Problem]) -> list[tuple[RuntimeAdapter, Path]]:
+    """Every installed runtime's companion files (a recorder's spool), but those collect was given."""
+    out = []
     for adapter in registry.runtimes():
         try:
             files = adapter.companions()
@@ -339,22 +343,30 @@ def _companions(registry: Registry, store: Store, planned: set[str], problems: l
             continue
         for f in files:
             f = Path(os.path.abspath(f))
-            if str(f) in planned:
-                continue
-            st, cursor, problem = _where(f, store, adapter.name)
-            if problem is not None:
-                problems.append(problem)
-            if st is None or cursor is None:
-                continue  # skipped, or unchanged
-            try:
-                items = list(adapter.read(f, cursor))
-            except OSError as exc:
-                problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; skipped"))
-                continue
-            except Exception as exc:  # noqa: BLE001 - one bad file never stops a collect
-                problems.append(Problem(str(f), cursor.line + 1, f"reading stopped ({error_text(exc)}); read again at the next collect"))
-                continue
-            yield adapter, f, st, cursor, items
+            if str(f) not in planned:
+                out.append((adapter, f))
+    return out
+
+
+def _companions(companions: list[tuple[RuntimeAdapter, Path]], store: Store, problems: list[Problem]
+                ) -> Iterable[tuple[RuntimeAdapter, Path, os.stat_result, Cursor, list[Entry | Problem]]]:
+    """The companion files (:func:`_companion_files`) with what is new in them, read after the
+    files collect was given, so their records land after the steps they describe."""
+    for adapter, f in companions:
+        st, cursor, problem = _where(f, store, adapter.name)
+        if problem is not None:
+            problems.append(problem)
+        if st is None or cursor is None:
+            continue  # skipped, or unchanged
+        try:
+            items = list(adapter.read(f, cursor))
+        except OSError as exc:
+            problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; skipped"))
+            continue
+        except Exception as exc:  # noqa: BLE001 - one bad file never stops a collect
+            problems.append(Problem(str(f), cursor.line + 1, f"reading stopped ({error_text(exc)}); read again at the next collect"))
+            continue
+        yield adapter, f, st, cursor, items
 
 
 def _rewrite_notes(w: Writer, file: str | None) -> list[Problem]:
