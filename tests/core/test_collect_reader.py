@@ -176,7 +176,19 @@ def test_a_reader_that_dies_loses_nothing(tmp_path: Path, forced: None, monkeypa
         real(jobs, w, parent)
 
     monkeypatch.setattr(collect_reader, "_serve", dying)
+    got = {"frames": 0}
+    real_frames = collect_reader._frames
+
+    def counted(file):  # type: ignore[no-untyped-def]
+        for frame in real_frames(file):
+            got["frames"] += 1
+            yield frame
+
+    monkeypatch.setattr(collect_reader, "_frames", counted)
     there, there_rows = _collect([MATCH], tmp_path / "there", reader=True, monkeypatch=monkeypatch)
+    # The reader sent that many frames, then died (a reader that failed before its first frame, for
+    # any reason, would leave everything to this process and pass the comparison below unchecked).
+    assert got["frames"] == frames
     _same_results(there, here)
     assert there_rows == here_rows
 
