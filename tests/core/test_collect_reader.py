@@ -303,3 +303,43 @@ def test_a_python_warning_an_adapter_raises_is_the_file_s_warning_both_ways(tmp_
     _same_results(there, here)
     assert there_rows == here_rows
     assert there.records_published == clean.records_published and len(there_rows["records"]) == len(clean_rows["records"])
+
+
+def test_the_reader_runs_frames_ahead_of_a_busy_writer(tmp_path: Path, forced: None) -> None:
+    """While collect's own process is busy writing (here: reads nothing), the reader goes on: the
+    pipe holds several whole frames, so each process takes up the other's slower stretches instead
+    of the two waiting for each other at every frame (a frame of the pipe's size, 1 MiB, cost a
+    first collect of 95 MB 0.1 s of wall time so)."""
+    import fcntl
+    import termios
+
+    registry = Registry()
+    plan = plan_files([MATCH], registry, None, [])
+    jobs = [(a, f, Cursor()) for a, f in plan]
+    with collect_reader.Reader(jobs) as reader:
+        fd = reader.child.file.fileno()
+        held, deadline = -1, time.monotonic() + 20
+        while time.monotonic() < deadline:  # until the reader, blocked on a full pipe, adds nothing
+            time.sleep(0.2)
+            now = int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4), sys.byteorder)
+            if now == held:
+                break
+            held = now
+        os.set_blocking(fd, False)
+        data = b""
+        while True:
+            try:
+                got = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                break
+            if not got:
+                break
+            data += got
+    frames, at = 0, 0
+    while at + 4 <= len(data):
+        size = int.from_bytes(data[at:at + 4], "little")
+        if at + 4 + size > len(data):
+            break
+        frames += 1
+        at += 4 + size
+    assert frames >= 4, f"the pipe held {frames} whole frames ({len(data)} bytes)"
