@@ -2,6 +2,8 @@
 
     python bench/collect_floor.py [--runs 5] [--copies 3] [--corpus DIR] [--ccusage BIN]
 
+(``python`` being the checkout's .venv/bin/python: some steps import asz_core.)
+
 Issue 16 asks for a first ``asz collect`` + ``asz ledger --json`` within 2.0x of ccusage. This
 bench measures the floor under that: stripped-down collects that do only part of the work, each a
 fresh Python process (as a command is), over the same folder as bench/vs_ccusage.py (the Claude
