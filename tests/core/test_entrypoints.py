@@ -119,3 +119,47 @@ def test_making_the_plugin_manager_imports_no_importlib_metadata() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
     runtimes: Any = out.rsplit(" ", 1)
     assert "claudecode" in runtimes[0] and runtimes[1].strip() == "False", out
+
+
+def test_a_folder_whose_stem_names_no_distribution_is_named_by_its_metadata(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # "-1.0.dist-info": importlib.metadata takes its name from METADATA ("plain"), so of it and
+    # plain-1.0.dist-info only the first listed counts; read by its stem it would be a third.
+    site = tmp_path / "site"
+    _dist(site, "-1.0.dist-info", "plain", "[asz]\nnameless = nameless_mod\n")
+    _dist(site, "plain-1.0.dist-info", "plain", "[asz]\nplain = plain_mod\n")
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
+    assert entrypoints._scan("asz") is None
+    assert _ours("asz") == _theirs("asz")
+    assert len({e[0] for e in _ours("asz")} & {"nameless", "plain"}) == 1
+
+
+class _OwnDistributions:
+    """A finder listing distributions of its own (as an import hook serving a bundle may)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def find_spec(self, *args: Any) -> None:
+        return None
+
+    def find_distributions(self, context: Any = None) -> Any:
+        return [metadata.PathDistribution(self.folder)]
+
+
+def test_another_finder_of_distributions_is_left_to_importlib_metadata(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _dist(tmp_path, "hooked-1.0.dist-info", "hooked", "[asz]\nhooked = hooked_mod\n")
+    monkeypatch.setattr(sys, "meta_path", [_OwnDistributions(tmp_path / "hooked-1.0.dist-info"), *sys.meta_path])
+    assert entrypoints._scan("asz") is None
+    assert _ours("asz") == _theirs("asz") and _ours("asz")[0][0] == "hooked"
+
+
+def test_without_the_path_s_finder_importlib_metadata_finds_nothing_and_neither_does_asz(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.machinery import PathFinder
+
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if f is not PathFinder])
+    ours, theirs = entrypoints.entry_points("asz"), list(metadata.entry_points(group="asz"))
+    monkeypatch.undo()
+    assert ours == theirs == []

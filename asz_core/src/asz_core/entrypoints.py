@@ -84,8 +84,8 @@ class _Unsure(Exception):
 def _scan(group: str) -> list[EntryPoint] | None:
     from importlib.machinery import PathFinder
 
-    if any(getattr(f, "find_distributions", None) is not None and f is not PathFinder for f in sys.meta_path):
-        return None  # another finder lists distributions of its own
+    if [f for f in sys.meta_path if getattr(f, "find_distributions", None) is not None] != [PathFinder]:
+        return None  # another finder lists distributions of its own, or the path's is gone
     seen: set[str] = set()
     out: list[EntryPoint] = []
     try:
@@ -93,9 +93,9 @@ def _scan(group: str) -> list[EntryPoint] | None:
             for path in _dists(root):
                 # The distribution's name from its folder's (importlib.metadata's _name_from_stem).
                 stem, ext = os.path.splitext(os.path.basename(path))
-                if ext not in (".dist-info", ".egg-info"):
-                    raise _Unsure  # named only in its metadata
                 name = _normalize(stem.partition("-")[0])
+                if ext not in (".dist-info", ".egg-info") or not name:
+                    raise _Unsure  # named only in its metadata ("-1.0.dist-info" too: its stem names nothing)
                 if name in seen:
                     continue
                 seen.add(name)
