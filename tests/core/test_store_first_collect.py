@@ -246,6 +246,29 @@ def test_cpus_idle_counts_what_runs_now(monkeypatch: pytest.MonkeyPatch) -> None
     assert workers.cpus_idle(2) is False
 
 
+@pytest.mark.parametrize("text", [None, b"", b"0.50 0.40 0.30\n", b"0.50 0.40 0.30 many/321 4567\n",
+                                  b"0.00 0.00 0.00 0/0 0\n", b"0.50 0.40 0.30 -3/321 4567\n", b"0.50 0.40 0.30 /321 4567\n"],
+                         ids=["missing", "empty", "short", "not a number", "a sandbox's 0/0", "negative", "no count"])
+def test_cpus_idle_is_false_where_it_cannot_tell(monkeypatch: pytest.MonkeyPatch, text: bytes | None) -> None:
+    # Collect then builds the indexes at the end, as on a busy machine: never an error, never a guess.
+    import io
+
+    from asz_core import workers
+
+    monkeypatch.setattr(workers, "cpus", lambda: 64)
+    real_open = open
+
+    def fake(path: Any, *a: Any, **k: Any) -> Any:
+        if str(path) != "/proc/loadavg":
+            return real_open(path, *a, **k)
+        if text is None:
+            raise FileNotFoundError(2, "No such file or directory", path)
+        return io.BytesIO(text)
+
+    monkeypatch.setattr("builtins.open", fake)
+    assert workers.cpus_idle(2) is False
+
+
 @pytest.mark.usefixtures("corpus")
 def test_indexes_kept_up_as_it_goes_leave_the_rows_a_build_at_the_end_leaves(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

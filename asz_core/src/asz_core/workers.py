@@ -65,13 +65,14 @@ def cpus_idle(wanted: int) -> bool:
     """Whether ``wanted`` CPUs are free right now, this process's own included: nothing else is
     runnable beyond what leaves them free (Linux's count of running tasks in /proc/loadavg, this
     process counted). Unlike the load average (a minute's mean) it says what runs this moment;
-    False where it cannot tell."""
+    False where it cannot tell (no such file, another layout, or a count below one: this process
+    runs, so a sandbox's ``0/0`` says nothing)."""
     try:
         with open("/proc/loadavg", "rb") as f:
-            running = int(f.read().split()[3].split(b"/")[0])
+            running = int(f.read(256).split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
         return False
-    return running - 1 + wanted <= cpus()
+    return 1 <= running and running - 1 + wanted <= cpus()
 
 
 def split(items: Sequence[T], weight: Callable[[T], int]) -> tuple[list[int], list[int]]:
