@@ -6,6 +6,7 @@ locked against a second writer)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -291,3 +292,19 @@ def test_indexes_kept_up_as_it_goes_leave_the_rows_a_build_at_the_end_leaves(
     assert len(rows[True]["records"]) > 10_000
     for name in TABLES:
         assert rows[True][name] == rows[False][name], name
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["lands", "fails"])
+def test_the_page_cache_is_as_before_after_a_collect_that_kept_its_indexes_up(tmp_path: Path, fails: bool) -> None:
+    # The 4 MiB cache is the first collect's; the connection (a library user's, kept open) gets
+    # its own setting back whether the collect landed or was stopped.
+    store = Store.open(tmp_path / "home")
+    store.db.execute("PRAGMA cache_size=-1234")
+    with pytest.raises(KeyboardInterrupt) if fails else contextlib.nullcontext():
+        with store.writing() as w:
+            w.index_as_it_goes()
+            assert store.db.execute("PRAGMA cache_size").fetchone()[0] == store_module._LIVE_CACHE_KIB
+            if fails:
+                raise KeyboardInterrupt
+    assert store.db.execute("PRAGMA cache_size").fetchone()[0] == -1234
+    store.close()

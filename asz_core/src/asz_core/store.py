@@ -374,12 +374,15 @@ class Store:
             raise StoreError(f"{self.path} is busy ({exc}): another asz is writing to it; try again") from exc
         try:
             w = Writer(self)
-            yield w
             try:
-                w.finish()
-                self.db.execute("COMMIT")
-            except sqlite3.Error as exc:  # the store itself (a full disk): nothing of this collect lands
-                raise StoreError(f"{self.path}: {exc}") from exc
+                yield w
+                try:
+                    w.finish()
+                    self.db.execute("COMMIT")
+                except sqlite3.Error as exc:  # the store itself (a full disk): nothing of this collect lands
+                    raise StoreError(f"{self.path}: {exc}") from exc
+            finally:
+                w.release()  # (a failed collect too: the connection outlives it)
         except BaseException:
             if self.db.in_transaction:  # (a failed commit may have rolled back already)
                 self.db.execute("ROLLBACK")
@@ -463,8 +466,12 @@ class Writer:
     def finish(self) -> None:
         """Before the commit: the indexes a first collect left to its end."""
         self._index()
+
+    def release(self) -> None:
+        """The connection's page cache as it was before :meth:`index_as_it_goes`, whether the
+        collect landed or not."""
         if self._cache_before is not None:
-            self.db.execute(f"PRAGMA cache_size={int(self._cache_before)}")  # as the connection had it
+            self.db.execute(f"PRAGMA cache_size={int(self._cache_before)}")
             self._cache_before = None
 
     def _index(self) -> None:
