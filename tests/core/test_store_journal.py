@@ -19,7 +19,7 @@ from asz_core.errors import StoreError
 from asz_core.registry import Registry
 from asz_core.store import PAGE_SIZE, Store
 
-from .helpers import ASZ_MAIN, CLAUDE_CORPUS, MATCH, asz_env, fingerprint, run_asz
+from .helpers import ASZ_MAIN, CLAUDE_CORPUS, MATCH, asz_env, db_rows, fingerprint, run_asz
 
 pytestmark = pytest.mark.usefixtures("corpus")
 
@@ -194,3 +194,24 @@ def test_a_store_an_earlier_asz_was_killed_making_table_by_table_is_completed(tm
     assert not store.wal and _mode(store.path) == ("delete", PAGE_SIZE)
     assert collect([MATCH], store, Registry()).records_published > 0
     store.close()
+
+
+def test_a_store_an_earlier_asz_made_without_a_later_table_is_completed(tmp_path: Path) -> None:
+    # A store of this schema version whose asz had no `leans` table yet (nor, here, one index):
+    # its schema row is there, so only a look at every table and index finds what it lacks.
+    home = tmp_path / "home"
+    store = Store.open(home)
+    collect([MATCH], store, Registry())
+    store.close()
+    con = sqlite3.connect(home / "asz.db")
+    con.execute("DROP TABLE leans")
+    con.execute("DROP INDEX calls_conversation")
+    con.commit()
+    con.close()
+    store = Store.open(home)
+    assert {"leans", "calls_conversation"} <= _tables(store.path)
+    store.close()
+    r = run_asz("collect", str(CLAUDE_CORPUS), home=home)  # writes lean rows into the table made
+    assert r.returncode == 0, r.stderr
+    assert run_asz("ledger", "--json", home=home).returncode == 0
+    assert db_rows(home / "asz.db", "SELECT count(*) FROM leans")[0][0] > 0
