@@ -477,9 +477,6 @@ class _Lines:
         self._read: list[dict[str, Any] | None] = [None] * len(lines)
         self._path = path
 
-    def __len__(self) -> int:
-        return len(self._lines)
-
     def __iter__(self) -> Iterator[dict[str, Any]]:
         read = self._read
         for i in range(len(read)):
