@@ -136,6 +136,9 @@ def test_a_round_written_without_lean_events_is_read_from_the_records(tmp_path: 
     (["yesterday", 5, "", None, True, "2025-05-05T05:05:05.5Z", "2025-13-01T00:00:00Z"],
      ("2025-05-05T05:05:05.500000Z", "2025-05-05T05:05:05.500000Z")),
     (["soon", None, 7], (None, None)),
+    # an offset that takes a time past year 1 or 9999 in UTC is no instant (not a crash)
+    (["0001-01-01T00:00:00+01:00", "2025-01-01T10:00:00Z", "9999-12-31T23:59:59-01:00"],
+     ("2025-01-01T10:00:00.000000Z", "2025-01-01T10:00:00.000000Z")),
     ([None], (None, None)),
 ])
 def test_a_conversations_span_is_its_earliest_and_latest_instant(stamps: list[Any], want: tuple[Any, Any],

@@ -63,6 +63,8 @@ def test_instants_and_days() -> None:
     assert times.instant("2025-01-31T23:30:00") == dt.datetime(2025, 1, 31, 23, 30, tzinfo=UTC)  # no offset: UTC
     assert times.instant("2025-02-01T01:30:00+02:00") == dt.datetime(2025, 1, 31, 23, 30, tzinfo=UTC)
     assert times.instant(None) is None and times.instant("soon") is None
+    # an offset that takes it before year 1 or after 9999 in UTC: no instant, not an OverflowError
+    assert times.instant("0001-01-01T00:00:00+01:00") is None and times.instant("9999-12-31T23:59:59-01:00") is None
     t = times.instant("2025-01-31T23:30:00Z")
     assert t is not None
     assert times.day(t, UTC) == "2025-01-31" and times.day(t, PARIS) == "2025-02-01"

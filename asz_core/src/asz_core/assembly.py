@@ -649,12 +649,12 @@ def _span(stamps: set[Any]) -> tuple[dt.datetime | None, dt.datetime | None]:
         if not got:
             return None, None
         lo, hi = min(got), max(got)  # TypeError: naive and aware times together
-    except (TypeError, ValueError):
+        if lo.tzinfo is None:  # all naive: UTC
+            return lo.replace(tzinfo=dt.UTC), hi.replace(tzinfo=dt.UTC)
+        return lo.astimezone(dt.UTC), hi.astimezone(dt.UTC)  # OverflowError: an end past year 1 or 9999 in UTC
+    except (TypeError, ValueError, OverflowError):
         known = [t for t in map(instant, stamps) if t is not None]
         return (min(known), max(known)) if known else (None, None)
-    if lo.tzinfo is None:  # all naive: UTC
-        return lo.replace(tzinfo=dt.UTC), hi.replace(tzinfo=dt.UTC)
-    return lo.astimezone(dt.UTC), hi.astimezone(dt.UTC)
 
 
 _fromiso = dt.datetime.fromisoformat

@@ -23,9 +23,9 @@ def instant(ts: str | None) -> dt.datetime | None:
         return None
     try:
         t = dt.datetime.fromisoformat(ts)
-    except ValueError:
+        return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: its offset takes it before year 1 or after 9999 in UTC
         return None
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
 
 
 def utc_text(t: dt.datetime) -> str:
