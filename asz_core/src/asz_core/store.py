@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,7 +68,9 @@ _SCHEMA += "".join(f"{sql};\n" for sql in _LATE_INDEXES.values())
 _MAKE = f"BEGIN IMMEDIATE;\n{_SCHEMA}INSERT OR IGNORE INTO meta VALUES('schema', '{SCHEMA_VERSION}');\nCOMMIT;\n"
 """A store made (or what it lacks added) in one transaction; a second asz making it at the same
 time waits, then finds it made."""
-_MADE = frozenset(("meta", "conversations", "sessions", "rounds", "records", "files", "calls", "leans", *_LATE_INDEXES))
+_MADE = frozenset(re.findall(r"CREATE (?:UNIQUE )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)", _SCHEMA))
+"""Every table and index :data:`_SCHEMA` makes (read from it, so a table added there is one a
+store an earlier asz made is completed with)."""
 _MADE_SQL = "SELECT name FROM sqlite_master WHERE type IN ('table', 'index')"
 
 PAGE_SIZE = 16384
@@ -439,7 +442,7 @@ class Writer:
         self._late = self.db.execute("SELECT 1 FROM records LIMIT 1").fetchone() is None
         self._holders: dict[str, str] = {}
         self._more: dict[str, list[str]] = {}
-        self._unindexed = self._late  # the late indexes dropped, to be built by _index
+        self._unindexed = self._late  # the late indexes dropped, to be built (by _index, or index_as_it_goes)
         self._cache_before: int | None = None  # the page cache's size before index_as_it_goes made it larger
         if self._late:
             for name in _LATE_INDEXES:
@@ -459,9 +462,7 @@ class Writer:
             self.db.execute(f"PRAGMA cache_size={_LIVE_CACHE_KIB}")
         if self._unindexed:
             self._flush()
-            for sql in _LATE_INDEXES.values():  # (over the records so far: none, when called first)
-                self.db.execute(sql)
-            self._unindexed = False
+            self._build_late_indexes()  # (over the records so far: none, when called first)
 
     def finish(self) -> None:
         """Before the commit: the indexes a first collect left to its end."""
@@ -479,15 +480,18 @@ class Writer:
         the records table what memory does not answer)."""
         self._flush()
         if self._unindexed:
-            # (Not through a memory map: 0.015 s less CPU, but every page of the store counted
-            # in collect's peak memory, 168 MB instead of 46 on 95 MB.)
-            for sql in _LATE_INDEXES.values():
-                self.db.execute(sql)
-            self._unindexed = False
+            self._build_late_indexes()
         if self._late:
             self._late = False
             self._holders.clear()
             self._more.clear()
+
+    def _build_late_indexes(self) -> None:
+        # (Not through a memory map: 0.015 s less CPU, but every page of the store counted in
+        # collect's peak memory, 168 MB instead of 46 on 95 MB.)
+        for sql in _LATE_INDEXES.values():
+            self.db.execute(sql)
+        self._unindexed = False
 
     def _flush(self) -> None:
         """Write the batched records; done before anything reads the records table."""
