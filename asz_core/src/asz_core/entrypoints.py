@@ -8,8 +8,8 @@ The same distributions in the same order: each folder on ``sys.path`` in turn, i
 ``*.dist-info`` and ``*.egg-info`` entries grouped by name as importlib.metadata groups them, a
 distribution found again later on the path (by its normalized name) skipped. Where that search
 would need what only importlib.metadata does (a zip file on ``sys.path``, another finder that
-lists distributions, an entry whose name does not say its distribution, an entry-points file it
-would parse differently), it is asked instead, so the answer never differs
+lists distributions or no ``PathFinder``, an entry whose name does not say its distribution, an
+unpacked egg, an entry-points file it would parse differently), it is asked instead, so the answer never differs
 (``tests/core/test_entrypoints.py`` compares the two).
 """
 
