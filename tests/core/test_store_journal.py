@@ -215,3 +215,28 @@ def test_a_store_an_earlier_asz_made_without_a_later_table_is_completed(tmp_path
     assert r.returncode == 0, r.stderr
     assert run_asz("ledger", "--json", home=home).returncode == 0
     assert db_rows(home / "asz.db", "SELECT count(*) FROM leans")[0][0] > 0
+
+
+def test_an_open_while_another_asz_makes_the_store_waits_and_finds_it_made(tmp_path: Path) -> None:
+    # The other asz has made the tables in its transaction, not committed yet: this open finds
+    # nothing, waits for that transaction, then adds nothing and writes no second schema row.
+    import threading
+
+    from asz_core import store as store_module
+
+    home = tmp_path / "home"
+    home.mkdir()
+    other = sqlite3.connect(home / "asz.db", isolation_level=None, check_same_thread=False)
+    other.execute(f"PRAGMA page_size={PAGE_SIZE}")
+    other.executescript(store_module._MAKE.replace("COMMIT;\n", ""))
+    commit = threading.Timer(0.5, lambda: other.execute("COMMIT"))
+    commit.start()
+    try:
+        store = Store.open(home)
+    finally:
+        commit.join()
+        other.close()
+    assert db_rows(store.path, "SELECT key, value FROM meta") == [("schema", str(store_module.SCHEMA_VERSION))]
+    assert not store.wal and _mode(store.path) == ("delete", PAGE_SIZE)
+    assert collect([MATCH], store, Registry()).records_published > 0
+    store.close()
