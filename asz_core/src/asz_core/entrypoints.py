@@ -5,8 +5,9 @@ before it starts reading. A distribution's metadata is read (through ``importlib
 when something asks for it: a message naming the distribution, `asz plugins`.
 
 The same distributions in the same order: each folder on ``sys.path`` in turn, its
-``*.dist-info`` and ``*.egg-info`` entries grouped by name as importlib.metadata groups them, a
-distribution found again later on the path (by its normalized name) skipped. Where that search
+``*.dist-info`` and ``*.egg-info`` entries as listed, a distribution found again in the folder or
+later on the path (by its normalized name) skipped (importlib.metadata groups a folder's entries
+by name, which orders nothing once only a name's first counts). Where that search
 would need what only importlib.metadata does (a zip file on ``sys.path``, another finder that
 lists distributions or no ``PathFinder``, an entry whose name does not say its distribution, an
 unpacked egg, an entry-points file it would parse differently), it is asked instead, so the answer never differs
@@ -106,7 +107,9 @@ def _scan(group: str) -> list[EntryPoint] | None:
 
 
 def _dists(root: str) -> list[str]:
-    """The distribution entries of one ``sys.path`` folder, in importlib.metadata's order."""
+    """The distribution entries of one ``sys.path`` folder, as listed. importlib.metadata groups
+    them by name first, but of each name only the first listed counts (:func:`_scan` skips the
+    rest), so the order they count in is the same."""
     try:
         children = os.listdir(root or ".")
     except NotADirectoryError:
@@ -114,14 +117,14 @@ def _dists(root: str) -> list[str]:
     except OSError:
         return []  # not there (python3X.zip usually is not), or not readable: nothing, as for it
     base = os.path.basename(root).lower()
-    groups: dict[str, list[str]] = {}
+    out = []
     for child in children:
         low = child.lower()
         if low.endswith((".dist-info", ".egg-info")):
-            groups.setdefault(_normalize(low.rpartition(".")[0].partition("-")[0]), []).append(os.path.join(root, child))
+            out.append(os.path.join(root, child))
         elif base.endswith(".egg") and low == "egg-info":
             raise _Unsure  # an unpacked egg's own metadata
-    return [p for paths in groups.values() for p in paths]
+    return out
 
 
 def _read(path: str, group: str) -> list[EntryPoint]:
