@@ -240,3 +240,25 @@ def test_an_open_while_another_asz_makes_the_store_waits_and_finds_it_made(tmp_p
     assert not store.wal and _mode(store.path) == ("delete", PAGE_SIZE)
     assert collect([MATCH], store, Registry()).records_published > 0
     store.close()
+
+
+@pytest.mark.parametrize("version", ["1", "3", "two"])
+def test_a_store_of_another_schema_version_is_refused_as_it_is(tmp_path: Path, version: str) -> None:
+    # An earlier (or later) asz's store: a clear error naming its version, and nothing added to
+    # it (no table of this version's, no change of journal), so the asz it belongs to reads it as before.
+    home = tmp_path / "home"
+    home.mkdir()
+    con = sqlite3.connect(home / "asz.db")
+    con.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    con.execute("CREATE TABLE records(seq INTEGER PRIMARY KEY, conversation TEXT NOT NULL)")
+    con.execute("INSERT INTO meta VALUES('schema', ?)", (version,))
+    con.execute("INSERT INTO records VALUES(1, 'c')")
+    con.commit()
+    con.close()
+    before = _tables(home / "asz.db")
+    with pytest.raises(StoreError, match=f"has store schema {version}; this asz reads 2"):
+        Store.open(home)
+    assert _tables(home / "asz.db") == before and "leans" not in before
+    assert _mode(home / "asz.db")[0] == "delete"
+    r = run_asz("conversations", home=home)
+    assert r.returncode != 0 and f"has store schema {version}" in r.stderr and "Traceback" not in r.stderr

@@ -155,10 +155,11 @@ class Store:
             # commit whole, the last one may be lost to a power cut.
             self.db.execute(f"PRAGMA synchronous={'NORMAL' if self.wal else 'FULL'}")
             row = self._schema()
-            if row is None:  # a new store, or one an asz killed while it made it tables by table
+            if row is None:  # a new store, one an asz killed while it made it tables by table, or one an asz made before a table was added
                 self._make()
                 row = self._schema()
-            self._settle()
+            if row is not None and str(row[0]) == str(SCHEMA_VERSION):
+                self._settle()
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise StoreError(f"{path} is busy ({exc}): another asz is writing to it; try again") from exc
@@ -167,16 +168,20 @@ class Store:
                              "written, or set ASZ_HOME") from None
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path} is not an asz store ({exc})") from exc
-        if row is None or int(row[0]) != SCHEMA_VERSION:
+        if row is None or str(row[0]) != str(SCHEMA_VERSION):
             got = row[0] if row else "none"
             raise StoreError(f"{path} has store schema {got}; this asz reads {SCHEMA_VERSION} "
                              "(move it aside and collect again: the store is built from the transcripts)")
 
     def _schema(self) -> tuple[str] | None:
-        """The schema version the store holds, or None when it lacks it or any table or index."""
-        if _MADE.difference(r[0] for r in self.db.execute(_MADE_SQL)):
-            return None
-        return self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()  # type: ignore[no-any-return]
+        """The schema version the store holds, or None when it lacks it or, being of this
+        version, any table or index. Another version's store is given as it is: refused, not
+        added to."""
+        names = {r[0] for r in self.db.execute(_MADE_SQL)}
+        row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone() if "meta" in names else None
+        if row is not None and str(row[0]) != str(SCHEMA_VERSION):
+            return row  # type: ignore[no-any-return]
+        return None if _MADE - names else row
 
     def _make(self) -> None:
         """The tables and indexes a store lacks (all of them, for a new one) and its schema version,
