@@ -716,14 +716,12 @@ def _usage(b: _B) -> tuple[Usage | None, int | None]:
     if b.usage is None:
         return Usage(), None
     known = b.final_out is not None or (len(b.outputs) > 1 and b.outputs[-1] > b.outputs[0])
-    g = b.usage.get  # Usage.from_event with the output chosen here (no evolve: this runs for every call)
     if known:
         out = b.final_out if b.final_out is not None else max(b.outputs)
         floor = None
     else:
         out, floor = None, (max(b.outputs) if b.outputs else None)
-    return Usage(count(g("input")), out, count(g("cache_read")), count(g("cache_write")), count(g("cache_write_5m")),
-                 count(g("cache_write_1h"))), floor
+    return Usage.with_output(b.usage, out), floor
 
 
 def _apply_agent_usage(st: _S, au: dict[str, Any]) -> None:

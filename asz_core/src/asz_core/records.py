@@ -94,9 +94,15 @@ class Usage:
     def from_event(cls, d: dict[str, Any] | None, *, output_known: bool = True) -> Usage:
         if not d:
             return cls()
+        return cls.with_output(d, count(d.get("output")) if output_known else None)
+
+    @classmethod
+    def with_output(cls, d: dict[str, Any], output: int | None) -> Usage:
+        """A usage event's counts with ``output`` for its output: assembly chooses a call's output
+        from all its fragments, and makes its Usage once (no ``attrs.evolve``: it runs for every call)."""
         g = d.get
-        return cls(count(g("input")), count(g("output")) if output_known else None, count(g("cache_read")),
-                   count(g("cache_write")), count(g("cache_write_5m")), count(g("cache_write_1h")))
+        return cls(count(g("input")), output, count(g("cache_read")), count(g("cache_write")), count(g("cache_write_5m")),
+                   count(g("cache_write_1h")))
 
 
 MAX_COUNT = 10**12
