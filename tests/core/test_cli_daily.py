@@ -16,6 +16,8 @@ from asz_core.navigation import Navigator
 from asz_core.registry import Registry
 from asz_core.window import build
 
+from tests.conftest import need_corpus
+
 from .helpers import ORIGIN, RESUMED, ROOT, run_asz
 
 runner = CliRunner()
@@ -170,3 +172,34 @@ def test_a_warning_names_a_file_whose_path_looks_like_markup_as_it_is(tmp_path: 
     r = run_asz("collect", str(tmp_path), home=tmp_path / "home")
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert f"warning: {f}:" in " ".join(r.stderr.split()), r.stderr
+
+
+def test_a_time_at_the_calendars_end_is_no_traceback_in_any_zone(tmp_path: Path) -> None:
+    # A real transcript with one line's time put a few minutes before year 10000 and one's just
+    # after year 1 began (UTC): in +02:00 or -02:00 their day does not exist. They are no instant
+    # (their calls are timed by their other lines), and bounds at the calendar's ends keep all or nothing.
+    need_corpus(ORIGIN)
+    lines = ORIGIN.read_bytes().splitlines(keepends=True)
+    calls = [i for i, ln in enumerate(lines) if b'"type":"assistant"' in ln and b'"usage"' in ln and b'"timestamp":"' in ln]
+    for i, ts in ((calls[1], b"9999-12-31T23:50:00.000Z"), (calls[-1], b"0001-01-01T00:10:00.000Z")):
+        head, _, rest = lines[i].partition(b'"timestamp":"')
+        lines[i] = head + b'"timestamp":"' + ts + rest[rest.index(b'"'):]
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / ORIGIN.name).write_bytes(b"".join(lines))
+    home = tmp_path / "home"
+    assert run_asz("collect", str(folder), home=home).returncode == 0
+    base = json.loads(run_asz("ledger", "--json", home=home).stdout)
+    for args in (["ledger", "--by", "day", "--timezone", "+02:00"], ["ledger", "--timezone", "-02:00"],
+                 ["ledger", "--json", "--by", "day", "--timezone", "+02:00"],
+                 ["conversations", "--timezone", "+02:00"], ["conversations", "--json", "--timezone", "-02:00"],
+                 ["ledger", "--json", "--until", "9999-12-31", "--since", "0001-01-01", "--timezone", "+02:00"]):
+        r = run_asz(*args, home=home)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (args, r.stderr)
+    def ledger(*bounds: str) -> dict:  # type: ignore[type-arg]
+        return json.loads(run_asz("ledger", "--json", *bounds, "--timezone", "+02:00", home=home).stdout)
+
+    whole, wide = ledger("--since", "0001-01-01", "--until", "9999-12-31"), ledger("--since", "2000-01-01", "--until", "2100-01-01")
+    assert whole["total"] == wide["total"] and whole["untimed_calls_left_out"] == wide["untimed_calls_left_out"]
+    assert base["total"]["calls"] >= whole["total"]["calls"] > 0
+    assert ledger("--until", "0001-01-01")["total"]["calls"] == 0

@@ -139,6 +139,9 @@ def test_a_round_written_without_lean_events_is_read_from_the_records(tmp_path: 
     # an offset that takes a time past year 1 or 9999 in UTC is no instant (not a crash)
     (["0001-01-01T00:00:00+01:00", "2025-01-01T10:00:00Z", "9999-12-31T23:59:59-01:00"],
      ("2025-01-01T10:00:00.000000Z", "2025-01-01T10:00:00.000000Z")),
+    # within a day of the calendar's ends in UTC (parsed fine, but some zone has no day for it)
+    (["9999-12-31T23:30:00Z", "2025-01-01T10:00:00Z", "0001-01-01T12:00:00Z"],
+     ("2025-01-01T10:00:00.000000Z", "2025-01-01T10:00:00.000000Z")),
     ([None], (None, None)),
 ])
 def test_a_conversations_span_is_its_earliest_and_latest_instant(stamps: list[Any], want: tuple[Any, Any],

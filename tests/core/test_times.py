@@ -86,3 +86,31 @@ def test_local_time_is_the_systems_per_instant() -> None:
 def test_spans_for_people() -> None:
     assert [times.span_text(x) for x in (None, 0, 45, 125, 1800, 3 * 3600 + 300, 2 * 86400 + 4 * 3600)] == \
         ["—", "0s", "45s", "2m 05s", "30m", "3h 05m", "2d 4h"]
+
+
+def test_an_instant_is_one_every_zone_can_show_the_day_of() -> None:
+    # Within a day of year 1 or past 9999 in UTC, some zone's day of it does not exist: no instant.
+    assert times.instant("9999-12-31T23:30:00Z") is None and times.instant("0001-01-01T12:00:00Z") is None
+    assert times.instant("9999-12-31T03:30:00+02:00") is None  # 01:30 UTC on the last day
+    last, first = times.instant("9999-12-30T23:59:59Z"), times.instant("0001-01-02T00:00:00Z")
+    assert last is not None and first is not None
+    for off in (-23 * 60 - 59, 0, 23 * 60 + 59):
+        tz = dt.timezone(dt.timedelta(minutes=off))
+        assert times.day(last, tz) in ("9999-12-30", "9999-12-31") and times.day(first, tz) in ("0001-01-01", "0001-01-02")
+
+
+@pytest.mark.parametrize(("text", "end", "offset", "every"), [
+    ("9999-12-31", True, 2, True),  # --until the last day: after every time (was OverflowError)
+    ("9999-12-31", True, -2, True),
+    ("9999-12-31T23:30:00-02:00", True, 0, True),
+    ("0001-01-01", False, 2, True),  # --since the first day, east of UTC: before every time
+    ("0001-01-01", True, 2, False),  # --until it: before every time, so nothing
+    ("9999-12-31T23:00:00-02:00", False, 0, False),  # --since past the end: nothing
+    ("99999999d", False, 0, True),  # longer ago than year 1
+])
+def test_a_bound_past_the_calendars_ends_keeps_all_or_nothing(text: str, end: bool, offset: int, every: bool) -> None:
+    tz = dt.timezone(dt.timedelta(hours=offset))
+    b = times.bound(text, tz, end=end)
+    probes = [times.instant(t) for t in ("0001-01-02T00:00:00Z", "2025-01-31T09:00:00Z", "9999-12-30T23:59:59Z")]
+    kept = [t is not None and (t < b if end else t >= b) for t in probes]
+    assert kept == [every] * 3, (text, b)

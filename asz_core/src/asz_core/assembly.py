@@ -20,7 +20,7 @@ from attrs import frozen
 from .lean_events import CAPTURE as CAPTURE_EVENTS
 from .records import MAX_COUNT, Usage, count
 from .store import Round, StoredRecord
-from .times import instant, utc_text
+from .times import FIRST, LAST, instant, utc_text
 
 # CAPTURE_EVENTS: events of records captured beside the transcript, attached to the tool step they
 # name. Defined in lean_events (below the store, which assembly reads), so both rules read one set.
@@ -650,8 +650,12 @@ def _span(stamps: set[Any]) -> tuple[dt.datetime | None, dt.datetime | None]:
             return None, None
         lo, hi = min(got), max(got)  # TypeError: naive and aware times together
         if lo.tzinfo is None:  # all naive: UTC
-            return lo.replace(tzinfo=dt.UTC), hi.replace(tzinfo=dt.UTC)
-        return lo.astimezone(dt.UTC), hi.astimezone(dt.UTC)  # OverflowError: an end past year 1 or 9999 in UTC
+            lo, hi = lo.replace(tzinfo=dt.UTC), hi.replace(tzinfo=dt.UTC)
+        else:
+            lo, hi = lo.astimezone(dt.UTC), hi.astimezone(dt.UTC)  # OverflowError: an end past year 1 or 9999 in UTC
+        if lo < FIRST or hi > LAST:
+            raise OverflowError  # an end instant leaves out (as may the next one in): one by one
+        return lo, hi
     except (TypeError, ValueError, OverflowError):
         known = [t for t in map(instant, stamps) if t is not None]
         return (min(known), max(known)) if known else (None, None)

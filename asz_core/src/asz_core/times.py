@@ -16,16 +16,23 @@ from .errors import AszError
 
 UTC = dt.UTC
 
+FIRST = dt.datetime.min.replace(tzinfo=UTC) + dt.timedelta(days=1)
+LAST = dt.datetime.max.replace(tzinfo=UTC) - dt.timedelta(days=1)
+"""The first and last instants asz takes from a record: every zone (offsets are under a day) can
+show their day, so a table in ``--timezone +02:00`` never overflows on a time a runtime wrote."""
+
 
 def instant(ts: str | None) -> dt.datetime | None:
-    """A runtime timestamp as an aware UTC datetime; None when there is none or it is not ISO-8601."""
+    """A runtime timestamp as an aware UTC datetime; None when there is none, it is not ISO-8601,
+    or it lies outside :data:`FIRST`...:data:`LAST` (within a day of year 1 or past 9999)."""
     if not ts or not isinstance(ts, str):
         return None
     try:
         t = dt.datetime.fromisoformat(ts)
-        return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+        t = t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
     except (ValueError, OverflowError):  # OverflowError: its offset takes it before year 1 or after 9999 in UTC
         return None
+    return t if FIRST <= t <= LAST else None
 
 
 def utc_text(t: dt.datetime) -> str:
@@ -81,7 +88,23 @@ def bound(text: str, tz: dt.tzinfo | None, *, end: bool = False, now: dt.datetim
     ago = _AGO.fullmatch(s)
     if ago:
         n, unit = int(ago[1]), ago[2]
-        return now - dt.timedelta(**{{"d": "days", "h": "hours", "m": "minutes"}[unit]: n})
+        try:
+            return now - dt.timedelta(**{{"d": "days", "h": "hours", "m": "minutes"}[unit]: n})
+        except OverflowError:  # longer ago than year 1: before every time
+            return _EARLIEST
+    try:
+        return _moment(s, text, tz, end, now)
+    except OverflowError:
+        # A bound past the calendar's first or last day (in UTC): before, or after, every time a
+        # record can give (instant's FIRST...LAST), so it keeps everything or nothing on that side.
+        return _LATEST if s[:4].isdigit() and int(s[:4]) >= 5000 else _EARLIEST
+
+
+_EARLIEST = dt.datetime.min.replace(tzinfo=UTC)
+_LATEST = dt.datetime.max.replace(tzinfo=UTC)
+
+
+def _moment(s: str, text: str, tz: dt.tzinfo | None, end: bool, now: dt.datetime) -> dt.datetime:
     if s.lower() in ("today", "yesterday"):
         d = local(now, tz).date() - dt.timedelta(days=1 if s.lower() == "yesterday" else 0)
         return _day_start(d + dt.timedelta(days=1) if end else d, tz)
