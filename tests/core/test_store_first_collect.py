@@ -308,3 +308,18 @@ def test_the_page_cache_is_as_before_after_a_collect_that_kept_its_indexes_up(tm
                 raise KeyboardInterrupt
     assert store.db.execute("PRAGMA cache_size").fetchone()[0] == -1234
     store.close()
+
+
+def test_a_later_collect_keeps_the_page_cache_it_had(tmp_path: Path) -> None:
+    # Only a first collect (its indexes dropped) keeps them up with a larger cache; a store that
+    # holds records has its indexes, and its cache stays the connection's own.
+    store = Store.open(tmp_path / "home")
+    with store.writing() as w:
+        w.add(w.bind_session("s1", None, "a"), _entry("k1", "s1", 1))
+        w.close_rounds()
+    store.db.execute("PRAGMA cache_size=-1234")
+    with store.writing() as w:
+        w.index_as_it_goes()
+        assert store.db.execute("PRAGMA cache_size").fetchone()[0] == -1234
+    assert _indexes(tmp_path / "home" / "asz.db") >= set(store_module._LATE_INDEXES)
+    store.close()
