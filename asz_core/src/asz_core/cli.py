@@ -193,6 +193,7 @@ judge_app = typer.Typer(cls=judge_cli.JudgeGroup, no_args_is_help=True, add_comp
                              "`asz judge -show RUN` renders a run; `asz judge mcp` serves the navigation.")
 app.add_typer(judge_app, name="judge")
 judge_cli.register(judge_app, out, err, lambda thing, json: _emit(thing, json))
+judge_cli.register_regroup(judge_app, out, err, lambda thing, json: _emit(thing, json))
 
 
 @judge_app.command("mcp")

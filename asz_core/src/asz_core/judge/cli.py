@@ -54,6 +54,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         prices: Annotated[Optional[Path], typer.Option("--prices", help="Price file instead of the shipped snapshot.")] = None,
         show: Annotated[Optional[str], typer.Option("-show", "--show", help="Render a run: its directory, id or id prefix.")] = None,
         json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
+        goals: Annotated[Optional[Path], typer.Option("--goals", help="The person's label file (goals: a list of goals in your words): regrouped once the run closes, never shown to its stages.")] = None,
     ) -> None:
         """Judge a conversation at one head: a new run directory under $ASZ_HOME/runs, its stages, its close.
 
@@ -89,7 +90,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         opts = runner.JudgeOptions(
             conversation, head=head, window=window, evaluator=evaluator, stage_evaluators=per_stage, config=config,
             stages=tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None,
-            prices=str(prices) if prices else None, settings={"judge.mode": mode} if mode else {})
+            prices=str(prices) if prices else None, settings={"judge.mode": mode} if mode else {}, goals=goals)
         say = None if json else (lambda line: err.print(escape(line), highlight=False))  # wrapped to the terminal
         result = runner.judge(opts, registry=registry, progress=say)
         d = runner.read_run(result.path)
@@ -101,7 +102,39 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
             if (result.path / "report.html").is_file():
                 out.print(f"report {escape(str(result.path / 'report.html'))}", soft_wrap=True, highlight=False)
         failed = runner.failures(result.path)
+        if result.regroup is not None and result.regroup.file.status == "failed":
+            failed.append(f"the regroup {result.regroup.path} failed: {result.regroup.file.reason}")
         for line in failed:
             err.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
         if failed:
             raise typer.Exit(runner.STAGE_FAILED_EXIT)
+
+
+def register_regroup(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
+    @judge_app.command("regroup")
+    def judge_regroup(
+        ctx: typer.Context,
+        run: Annotated[str, typer.Argument(help="A closed run: its directory, id or a unique prefix of one.")],
+        goals: Annotated[Path, typer.Option("--goals", help="The person's label file: goals: a list of goals in their own words.")],
+        evaluator: Annotated[Optional[str], typer.Option("--evaluator", help="NAME[:ARG] of the one call (default: the run's targets stage's).")] = None,
+        json: Annotated[bool, typer.Option("--json", help="Print the regroup as JSON.")] = False,
+    ) -> None:
+        """Regroup a closed run by the person's own goals: one evaluator call places each target in a goal, then the two groupings are compared goal by goal (regroups/v<N>/ beside the run; the run is never changed). Exits 3 when its call failed (the regroup is kept, failed)."""
+        from ..commands import registry_of
+        from . import regroup, runner
+        from .person_goals import read as read_label
+        from .regroup_report import regroup_text
+
+        path = runner.find_run(run)
+        label = read_label(goals)
+        say = None if json else (lambda line: err.print(escape(line), highlight=False))
+        got = regroup.make(path, label, evaluator=evaluator, registry=registry_of(ctx), progress=say)
+        if json:
+            emit(regroup.as_json(got.file), True)
+        else:
+            out.print(f"regroup {escape(str(got.path))}", soft_wrap=True, highlight=False)
+            emit(regroup_text(runner.read_run(path), regroup.as_json(got.file)), False)
+        if got.file.status == "failed":
+            err.print(f"[red]error:[/] {escape(str(got.file.reason))}; the call's files are in "
+                      f"{escape(str(got.path / 'calls'))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(3)

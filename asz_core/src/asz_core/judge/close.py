@@ -24,6 +24,7 @@ from attrs import frozen
 from ..errors import AszError
 from ..records import USAGE_TYPES, Usage
 from . import outcomes, stage_files
+from .goal_outcome import frac, goal_statement
 from . import statement as S
 
 
@@ -95,12 +96,6 @@ def money(f: Fraction) -> Decimal:
     from .target_cost import decimal_of
 
     return decimal_of(f)
-
-
-def frac(f: Fraction | None) -> str | None:
-    if f is None:
-        return None
-    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
 
 
 def score(f: Fraction | None, unit: str) -> S.Score:
@@ -437,20 +432,10 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
     outs = [_with_findings(x, tuple(fid[i] for i in sorted(t_findings[x.id], key=order.index))) for x in outs]
     # Goals.
     by_id = {x.id: x for x in outs}
-    gouts = []
-    for g in goals:
-        members = [m for m in g.get("members", []) if m in by_id]
-        main = g.get("main_target")
-        main = main if main in by_id and by_id[main].state not in S.APART else None
-        ranked = [classes[m] for m in members]
-        cls = next((c for c in (*S.CLASSES, *S.APART) if c in ranked), None)
-        ff = [fid[i] for m in members for i in t_findings[m]]
-        first = min(ff, key=lambda f: int(f[1:])) if ff else None
-        wanted_m = [m for m in members if by_id[m].state not in S.APART]
-        mean = sum((finals[m] for m in wanted_m), Fraction(0)) / len(wanted_m) if wanted_m else None
-        gouts.append(S.GoalStatement(g["id"], tuple(members), main, cls, first,
-                                     frac(finals[main]) if main and judged_ach else None,
-                                     frac(mean) if judged_ach else None))
+    state = {x.id: x.state for x in outs}
+    fids = {m: [fid[i] for i in t_findings[m]] for m in by_id}
+    gouts = [goal_statement(g["id"], g.get("members", []), g.get("main_target"), state, classes, finals, fids, judged_ach)
+             for g in goals]
     # The run's scores, from each call's exact share.
     target_calls = {sid for sid in att.shares}
     unit = "money" if target_calls and all(calls[s].price.money is not None for s in target_calls) else "tokens"

@@ -83,6 +83,10 @@ def run_text(d: dict[str, Any]) -> Group:
         sf = stages.get(name)
         if sf and sf.get("status") in ("complete", "partial", "failed") and (sf.get("subtasks") or sf.get("talks")):
             parts.append(render(sf))
+    if d.get("regroup"):  # the latest regroup that compared anything: both groupings side by side
+        from .regroup_report import regroup_text
+
+        parts.append(regroup_text(d, d["regroup"]))
     if close:
         parts.append(Text(f"closed {close.get('ended')}: {close.get('seconds')} s; evaluator stages consumed "
                           f"{_tok(close['consumed'])} over {close.get('evaluator_seconds')} s"

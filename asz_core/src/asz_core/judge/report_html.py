@@ -160,6 +160,9 @@ def render(m: dict[str, Any]) -> str:
     notes = [f"{k}: {v}" for k, v in (st.get("basis") or {}).items() if not str(v).startswith("used")] + list(st.get("notes") or [])
     if notes:
         h.append('<ul class="note">' + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
+    from .regroup_html import section
+
+    h.append(section(m.get("regroup"), m.get("targets_stage", [])))  # the person's goals beside the judge's
     targets = {t["id"]: t for t in st.get("targets", [])}
     unit = (sc.get("achievement") or {}).get("unit", "tokens")
     h.append('<div class="legend">' + "".join(f'<span><i style="background:{c}"></i>{_e(k)}</span>'
@@ -281,6 +284,7 @@ def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
 
     from .. import window as windows
     from .close import load_view, stage_findings
+    from .regroup_files import latest
     from .run_files import close_json
 
     v = view or load_view(path, store)
@@ -356,13 +360,14 @@ def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
         ev = [e.get("statement") for e in g.get("evolution", []) if e.get("statement")]
         goal_statements[g["id"]] = ev[-1] if ev else ""
     return {"run": d["run"] or {}, "close": d["close"], "steps": steps, "timeline": rows, "subagents": subagents,
-            "stage_findings": found, "target_inputs": target_inputs, "goal_statements": goal_statements}
+            "stage_findings": found, "target_inputs": target_inputs, "goal_statements": goal_statements,
+            "regroup": latest(path), "targets_stage": list(tg.get("targets", []) or [])}
 
 
-def write(path: Path, store: Any, view: Any = None) -> Path:
-    """Write report.html beside close.json, once, atomically."""
+def write(path: Path, store: Any, view: Any = None, out: Path | None = None) -> Path:
+    """Write report.html beside close.json (or at ``out``: a regroup's own page), once, atomically."""
     from .context import write_once
 
-    out = path / "report.html"
+    out = out or path / "report.html"
     write_once(out, render(model(path, store, view)).encode())
     return out

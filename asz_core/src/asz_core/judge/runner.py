@@ -52,6 +52,8 @@ class JudgeOptions:
     prices: str | None = None
     settings: dict[str, Any] = field(factory=dict)
     """Flat overrides of the configuration (``judge.mode``: ``stream``)."""
+    goals: Path | None = None
+    """The person's label file: regrouped once the run closes, never shown to its stages (docs/regroup.md)."""
 
 
 @frozen
@@ -59,6 +61,8 @@ class RunResult:
     path: Path
     stages: dict[str, str]
     close: CloseFile
+    regroup: Any = None
+    """The regroup made with the person's goals (:class:`~.regroup.RegroupResult`), when they were given."""
 
 
 # --- judge ------------------------------------------------------------------------------------
@@ -115,6 +119,15 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
     for s in options.stage_evaluators:
         if s not in configs.STAGES:
             raise ConfigError(f"--stage-evaluator names {s!r}, which is no stage; stages: {', '.join(configs.STAGES)}")
+    label, regroup_with = None, None
+    if options.goals is not None:  # a label file that is not read stops the run before it starts
+        from .person_goals import read as read_label
+
+        label = read_label(options.goals)
+        regroup_with = (specs["targets"].spec if "targets" in specs else
+                        options.stage_evaluators.get("targets") or options.evaluator or cfg.evaluator_for("targets"))
+        if not regroup_with:
+            raise ConfigError("--goals: no evaluator to regroup with: give --evaluator NAME (the targets stage's is used)")
     kit = Kit.load()
     store = store or Store.open()
     w = windows.build(store, options.conversation, options.head, options.window)
@@ -174,6 +187,16 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
     view = View(run_json, read_stages(path, run_json), w, ledger.build(w.conv, prices), prices)
     close = close_file(path, store, registry, view)
     write_once(path / "close.json", dumps(close, indent=True) + b"\n")
+    regrouped = None
+    if label is not None:  # applied once the run closed: its stages never saw the goals
+        from . import regroup
+
+        try:
+            regrouped = regroup.make(path, label, evaluator=regroup_with, store=store, registry=registry,
+                                     progress=progress, view=view)
+        except AszError as exc:
+            if progress:
+                progress(f"the regroup was not made: {exc}")
     try:
         report_html.write(path, store, view)
     except Exception as exc:  # the report is a view of close.json: its failure loses nothing, and is said
@@ -184,7 +207,7 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
     if progress:
         progress("run closed: the evaluator stages consumed " + consumed_line(close.consumed, close.evaluator_seconds)
                  + (f"; no final statement: {close.error}" if close.error else ""))
-    return RunResult(path, statuses, close)
+    return RunResult(path, statuses, close, regrouped)
 
 
 def _write_stage(run: Run, sf: Any) -> Any:
@@ -246,7 +269,8 @@ def find_run(name: str | Path, home: Path | None = None) -> Path:
 
 
 def read_run(path: Path) -> dict[str, Any]:
-    """A run as plain JSON: run.json, every stage file written, and close.json when it closed. A
+    """A run as plain JSON: run.json, every stage file written, close.json when it closed, and the
+    latest regroup that compared anything (``regroup``, None when none did). A
     stage file that does not read (:mod:`.stage_files`) stands as ``{stage, status: unreadable,
     reason}``, the reason saying why; a run.json or close.json that does not read is a
     :class:`~.run_files.RunFileError` naming it (:mod:`.run_files`)."""
@@ -257,6 +281,8 @@ def read_run(path: Path) -> dict[str, Any]:
     close = close_json(path, run["run"])
     stages = {s: r.data if r.data is not None else {"stage": s, "status": r.status, "reason": r.problem}
               for s, r in present(read_all(path, Pin.of_json(run))).items()}
-    return {"path": str(path), "run": run, "stages": stages, "close": close}
+    from .regroup_files import latest
+
+    return {"path": str(path), "run": run, "stages": stages, "close": close, "regroup": latest(path)}
 
 

@@ -1,0 +1,59 @@
+"""A goal's outcome (spec: "How each target ended": "Each goal has an outcome too"), computed in
+one place for the judge's goals (the close) and for the person's goals (a regroup).
+
+Its main target, left undetermined when that target was cancelled or replaced by the end; the
+most severe class of its targets; the finding that happened first in it, in recorded order; the
+main target's final score; and the mean of its targets' final scores (over those still wanted).
+Grouping never changes a target's score or the run's: this only reads them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+
+from . import statement as S
+
+
+def frac(f: Fraction | None) -> str | None:
+    """An exact value as a statement writes it: ``2/3``, ``1``."""
+    if f is None:
+        return None
+    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+
+
+def goal_statement(gid: str, members: Sequence[str], main: str | None, state: Mapping[str, str],
+                   klass: Mapping[str, str], final: Mapping[str, Fraction | None], findings: Mapping[str, Sequence[str]],
+                   judged: bool) -> S.GoalStatement:
+    """The outcome of goal ``gid`` over its ``members`` (targets of the statement, in order): per
+    target its end ``state``, outcome class (``klass``), final score (``final``: None when it was
+    not measured) and the ids of its findings (``f3``, numbered in recorded order). ``judged``:
+    whether the achievement stage measured the scores (without it, no score: None, never 0)."""
+    members = [m for m in members if m in state]
+    main = main if main in state and state[main] not in S.APART else None
+    ranked = [klass[m] for m in members]
+    cls = next((c for c in (*S.CLASSES, *S.APART) if c in ranked), None)
+    ff = [f for m in members for f in findings.get(m, ())]
+    first = min(ff, key=lambda f: int(f[1:]) if f[1:].isdigit() else 1 << 62) if ff else None
+    wanted = [m for m in members if state[m] not in S.APART]
+    finals = [final.get(m) for m in wanted]
+    mean = (sum((f for f in finals if f is not None), Fraction(0)) / len(wanted)
+            if wanted and judged and all(f is not None for f in finals) else None)
+    main_final = final.get(main) if main and judged else None
+    return S.GoalStatement(gid, tuple(members), main, cls, first, frac(main_final), frac(mean))
+
+
+def of_statement(gid: str, members: Sequence[str], main: str | None, statement: Mapping[str, object]) -> S.GoalStatement:
+    """:func:`goal_statement` over a final statement as close.json holds it (its JSON)."""
+    targets = [t for t in statement.get("targets", ()) or () if isinstance(t, dict) and t.get("id")]  # type: ignore[union-attr]
+    state = {t["id"]: t.get("state", "open") for t in targets}
+    klass = {t["id"]: (t.get("outcome") or {}).get("class") for t in targets}
+    final: dict[str, Fraction | None] = {}
+    for t in targets:
+        v = (t.get("outcome") or {}).get("final_score")
+        final[t["id"]] = Fraction(v) if isinstance(v, str) else None
+    judged = bool(targets) and any(v is not None for v in final.values())
+    findings = {t["id"]: tuple(t.get("findings") or ()) for t in targets}
+    return goal_statement(gid, members, main, state, klass, final, findings, judged)  # type: ignore[arg-type]
+
+
+__all__ = ["goal_statement", "of_statement", "frac"]

@@ -1,0 +1,337 @@
+"""Regrouping a closed run by the person's own goals (docs/regroup.md): the label file read as the
+spec says, one evaluator call checked against the record, the groupings compared goal by goal,
+goals' outcomes, the run never changed, versions never shared, a failed regroup kept."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from asz_core.judge import person_goals, regroup, runner
+from asz_core.judge.person_goals import LabelFileError
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "scripted-5e1f0c2a.yaml"
+
+
+# --- the label file --------------------------------------------------------------------------------
+
+def _label(tmp_path: Path, text: str, name: str = "goals.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_a_label_file_gives_ids_in_order_and_keeps_its_text_and_digest(tmp_path: Path) -> None:
+    text = "goals:\n  - Finish the post-vote steps of the 0.4.0 release\n  - Remove the website pull request step\n"
+    p = _label(tmp_path, text)
+    got = person_goals.read(p)
+    assert [(g.id, g.text) for g in got.goals] == [("P1", "Finish the post-vote steps of the 0.4.0 release"),
+                                                   ("P2", "Remove the website pull request step")]
+    assert got.text == text and got.sha256 == hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("goals: []\n", "lists no goal"),
+    ("goals:\n", "lists no goal"),
+    ("other: 1\n", "a label file holds a goals: list"),
+    ("goals:\n  - a\n  - '   '\n", "goal P2 (item 2) is empty"),
+    ("goals:\n  - a\n  - " + "x" * 2001 + "\n", "goal P2 'xxxx"),
+    ("goals:\n  - Ship it\n  - b\n  - 'ship   IT'\n", "goal P3 'ship   IT' is given twice (it is P1 too)"),
+    ("goals:\n  - 12\n", "goal P1 (item 1) is int"),
+    ("goals: {a: 1}\n", "must be a list"),
+    ("goals: [a\n", "not YAML"),
+])
+def test_a_label_file_that_is_not_read_says_the_file_and_the_goal(tmp_path: Path, text: str, says: str) -> None:
+    p = _label(tmp_path, text)
+    with pytest.raises(LabelFileError) as e:
+        person_goals.read(p)
+    assert str(e.value).startswith(f"{p}: ") and says in str(e.value)
+
+
+def test_a_goal_of_exactly_2000_bytes_is_read_and_one_byte_more_is_not(tmp_path: Path) -> None:
+    ok = "é" * 1000  # 2,000 bytes in UTF-8, 1,000 characters
+    assert person_goals.read(_label(tmp_path, f"goals:\n  - {ok}\n")).goals[0].text == ok
+    with pytest.raises(LabelFileError, match="2,001 bytes, longer than 2,000"):
+        person_goals.read(_label(tmp_path, f"goals:\n  - {ok}x\n", "b.yaml"))
+
+
+def test_a_label_file_that_is_a_fifo_is_never_waited_on(tmp_path: Path) -> None:
+    p = tmp_path / "goals.yaml"
+    os.mkfifo(p)
+    with pytest.raises(LabelFileError, match="not a regular file"):
+        person_goals.read(p)
+    with pytest.raises(LabelFileError, match="no such label file"):
+        person_goals.read(tmp_path / "none.yaml")
+
+
+# --- runs of the bundled example ----------------------------------------------------------------------
+
+def _script(tmp_path: Path, regroups: list[dict[str, Any]], targets: Any = None, name: str = "script.json") -> Path:
+    """The example's script with regroup answers (and, given, another targets stage answer)."""
+    calls = YAML(typ="safe").load(EXAMPLE.read_text())["calls"]
+    if targets is not None:
+        calls = [dict(c, answer=targets(c["answer"])) if c["stage"] == "targets" else c for c in calls]
+    for n, r in enumerate(regroups, 1):
+        calls.append({"stage": "regroup", "call": 1, "pause": r.pop("pause", 0),
+                      "requests": [{"reads": [{"tool": "targets", "args": {"id": "t1"}}],
+                                    "usage": {"input": 900 + n, "output": 100, "cache_read": 0, "cache_write": 0}}], **r})
+    p = tmp_path / name
+    p.write_text(json.dumps({"calls": calls}))
+    return p
+
+
+def _run(store: Any, script: Path, **kw: Any) -> runner.RunResult:
+    from asz_core.collect import collect
+
+    collect([ROOT / "examples" / "claude-code"], store)
+    return runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{script}", **kw), store=store)
+
+
+GOALS = "goals:\n  - Invoice totals right to the cent\n  - Know where else money is added as floats\n  - Translate the README\n"
+
+
+def _answer(targets: list[Any], goals: list[Any]) -> dict[str, Any]:
+    return {"answer": {"targets": targets, "goals": goals, "notes": None}}
+
+
+def _files(run: Path) -> dict[str, str]:
+    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(run.rglob("*"))
+            if p.is_file() and "regroups" not in p.parts}
+
+
+def test_a_regroup_compares_goal_by_goal_and_never_changes_the_run(store: Any, tmp_path: Path) -> None:
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": "P2", "cites": ["i2", "s26"]}],
+                  [{"goal": "P1", "worked_on": True, "cites": ["i1"]}, {"goal": "P2", "worked_on": True, "cites": ["i2"]},
+                   {"goal": "P3", "worked_on": True, "cites": ["i3"]}])
+    res = _run(store, _script(tmp_path, [ans]))
+    before = _files(res.path)
+    got = regroup.make(res.path, person_goals.read(_label(tmp_path, GOALS)), store=store)
+    assert got.path == res.path / "regroups" / "v1" and _files(res.path) == before
+    d = json.loads((got.path / "regroup.json").read_text())
+    assert d["status"] == "complete", d["note"]
+    assert (d["label"]["sha256"], d["label"]["text"]) == (hashlib.sha256(GOALS.encode()).hexdigest(), GOALS)
+    assert [(p["target"], p["placed"], p["goal"], p["cites"]) for p in d["placements"]] == [
+        ("t1", "goal", "P1", ["i1"]), ("t2", "goal", "P2", ["i2"])]  # s26, a reply, is no input of the person
+    # the judge put t1 and t2 in one goal g1: each of P1 and P2 is merged with the other's target; P3 was
+    # worked on (i3 asked for it, as the evaluator says) and no target serves it: missed
+    assert [(g["goal"], g["verdict"], g["targets"], g["judge_groups"], g["others"], g["main_target"], g["main_basis"])
+            for g in d["comparison"]["goals"]] == [
+        ("P1", "merged", ["t1"], ["g1"], ["t2"], "t1", "only_member"),
+        ("P2", "merged", ["t2"], ["g1"], ["t1"], "t2", "only_member"),
+        ("P3", "missed", [], [], [], None, "no_target"),
+    ]
+    # the person's goals' outcomes, as the close computes the judge's: from the targets' own outcomes
+    st = json.loads((res.path / "close.json").read_text())["statement"]
+    t1, t2 = st["targets"]
+    p1, p2, p3 = d["outcomes"]
+    assert (p1["id"], p1["members"], p1["main_target"], p1["class"], p1["main_final_score"], p1["mean_final_score"]) == (
+        "P1", ["t1"], "t1", t1["outcome"]["class"], t1["outcome"]["final_score"], t1["outcome"]["final_score"])
+    assert p1["first_finding"] == (min(t1["findings"], key=lambda f: int(f[1:])) if t1["findings"] else None)
+    assert (p2["class"], p2["main_final_score"]) == (t2["outcome"]["class"], t2["outcome"]["final_score"])
+    assert (p3["members"], p3["class"], p3["mean_final_score"]) == ([], None, None)
+    # the call read as the run did: the run's window and head; what it consumed is kept
+    assert d["call"]["consumed"]["requests"] == 1 and d["call"]["consumed"]["input"] == 901
+    assert (d["head"], d["window"]) == (json.loads((res.path / "run.json").read_text())["head"], "all")
+
+
+def test_the_judges_goals_are_never_shown_to_the_regroup_call(store: Any, tmp_path: Path) -> None:
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": "P1", "cites": ["i2"]}],
+                  [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    res = _run(store, _script(tmp_path, [ans]))
+    got = regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - money right\n")), store=store)
+    prompt = (got.path / "calls" / "regroup" / "1" / "1" / "prompt.md").read_text()
+    judge_goal = json.loads((res.path / "stages" / "targets.json").read_text())["goals"][0]
+    statement = judge_goal["evolution"][-1]["statement"]
+    assert statement not in prompt and '"goal": "g1"' not in prompt and "money right" in prompt
+    # what its navigation serves: the targets with no goal
+    from asz_core import window
+    from asz_core.navigation import Navigator
+
+    nav = Navigator(window.build(store, "5e1f0c2a"), store, run_dir=got.path / "state")
+    whole = nav.call("targets", {"id": "t1"}).replace('\\"', '"').replace(" ", "")  # the item whole, as text
+    assert '"statement"' in whole and '"goal":null' in whole and "g1" not in whole
+    judge_nav = Navigator(window.build(store, "5e1f0c2a"), store, run_dir=res.path)
+    assert '"goal":"g1"' in judge_nav.call("targets", {"id": "t1"}).replace('\\"', '"').replace(" ", "")  # the run's own
+    d = json.loads((got.path / "regroup.json").read_text())
+    # both targets in P1, the judge's g1 holds exactly them: matched; its main target undetermined as g1's is
+    [p1] = d["comparison"]["goals"]
+    assert (p1["verdict"], p1["main_target"], p1["main_basis"]) == ("matched", None, "undetermined")
+
+
+def test_every_placement_and_worked_on_is_checked(store: Any, tmp_path: Path) -> None:
+    ans = _answer([{"target": "t1", "goal": "P9", "cites": ["i1"]}, {"target": "t2", "goal": "P2", "cites": ["s26", "k2"]},
+                   {"target": "t7", "goal": "P1", "cites": ["i1"]}],
+                  [{"goal": "P1", "worked_on": True, "cites": []}, {"goal": "P2", "worked_on": False}])
+    res = _run(store, _script(tmp_path, [ans]))
+    d = regroup.as_json(regroup.make(res.path, person_goals.read(_label(tmp_path, GOALS)), store=store).file)
+    assert d["status"] == "partial"
+    assert [(p["target"], p["placed"], p["given"]) for p in d["placements"]] == [("t1", "unknown", "P9"), ("t2", "unknown", "P2")]
+    assert [(w["goal"], w["value"]) for w in d["worked_on"]] == [("P1", "unknown"), ("P2", "not_worked_on"), ("P3", "not_answered")]
+    assert d["comparison"]["unknown"] == ["t1", "t2"]
+    assert [(g["goal"], g["verdict"]) for g in d["comparison"]["goals"]] == [("P1", "unknown"), ("P2", "not_worked_on"),
+                                                                             ("P3", "unknown")]
+    assert any("t7" in n and "no such target" in n for n in d["note"])
+    # a target left out is not answered, and a placement in none of the goals is kept, apart
+    ans2 = _answer([{"target": "t2", "goal": None, "cites": []}], [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    res2 = _run(store, _script(tmp_path, [ans2], name="s2.json"))
+    d2 = regroup.as_json(regroup.make(res2.path, person_goals.read(_label(tmp_path, "goals:\n  - a\n")), store=store).file)
+    assert [(p["target"], p["placed"]) for p in d2["placements"]] == [("t1", "not_answered"), ("t2", "none")]
+    assert (d2["comparison"]["apart"], d2["comparison"]["not_answered"]) == (["t2"], ["t1"])
+    assert d2["comparison"]["goals"][0]["verdict"] == "missed"
+
+
+def test_an_input_the_targets_stage_found_was_not_the_persons_shows_nothing(store: Any, tmp_path: Path) -> None:
+    def i3_not_person(a: dict[str, Any]) -> dict[str, Any]:
+        a = json.loads(json.dumps(a))
+        a["inputs"][2] = {"input": "i3", "actions": [{"target": None, "action": "not_from_person"}],
+                          "relations": [{"relation": "not_from_person"}]}
+        return a
+
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i3"]}, {"target": "t2", "goal": "P1", "cites": ["i2"]}],
+                  [{"goal": "P1", "worked_on": True, "cites": ["i3"]}])
+    res = _run(store, _script(tmp_path, [ans], targets=i3_not_person))
+    d = regroup.as_json(regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - a\n")), store=store).file)
+    assert [(p["target"], p["placed"]) for p in d["placements"]] == [("t1", "unknown"), ("t2", "goal")]
+    assert d["worked_on"][0]["value"] == "unknown"
+
+
+def test_a_run_with_no_target_is_regrouped_and_a_goal_worked_on_is_missed(store: Any, tmp_path: Path) -> None:
+    def none(a: dict[str, Any]) -> dict[str, Any]:
+        return {"inputs": [{"input": i["input"], "actions": [{"target": None, "action": "none"}],
+                            "relations": [{"relation": "unclear"}]} for i in a["inputs"]], "targets": [], "goals": []}
+
+    ans = _answer([], [{"goal": "P1", "worked_on": True, "cites": ["i1"]}, {"goal": "P2", "worked_on": False}])
+    res = _run(store, _script(tmp_path, [ans], targets=none), stages=("targets",))
+    d = regroup.as_json(regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - a\n  - b\n")), store=store).file)
+    assert d["status"] == "complete" and d["placements"] == []
+    assert [(g["goal"], g["verdict"]) for g in d["comparison"]["goals"]] == [("P1", "missed"), ("P2", "not_worked_on")]
+
+
+def test_two_regroups_at_once_never_share_a_version(store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": None}],
+                  [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    res = _run(store, _script(tmp_path, [dict(ans, pause=0.5)]))
+    label = person_goals.read(_label(tmp_path, "goals:\n  - a\n"))
+    got: list[Any] = []
+    errors: list[BaseException] = []
+    from asz_core.judge import regroup_files
+
+    listed = regroup_files.versions
+    both = threading.Barrier(2, timeout=30)
+    calls = iter(range(2))
+
+    def stale(run_dir: Path) -> list[Path]:  # both list the versions before either reserves one
+        out = listed(run_dir)
+        if next(calls, None) is not None:
+            both.wait()
+        return out
+
+    monkeypatch.setattr(regroup_files, "versions", stale)
+
+    def one() -> None:
+        from asz_core.store import Store
+
+        s = Store.open(Path(store.path).parent)
+        try:
+            got.append(regroup.make(res.path, label, store=s))
+        except BaseException as exc:  # noqa: BLE001 - said by the test
+            errors.append(exc)
+        finally:
+            s.close()
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert sorted(g.path.name for g in got) == ["v1", "v2"]
+    assert all(g.file.status == "complete" for g in got)
+    for g in got:  # each kept its own call's files
+        assert (g.path / "calls" / "regroup" / "1" / "1" / "prompt.md").is_file()
+
+
+def test_a_failed_regroup_is_kept_with_what_its_call_consumed_and_show_follows_the_latest_that_compared(
+        store: Any, tmp_path: Path) -> None:
+    good = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}], [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    res = _run(store, _script(tmp_path, [good]))
+    label = person_goals.read(_label(tmp_path, "goals:\n  - a\n"))
+    first = regroup.make(res.path, label, store=store)
+    bad = tmp_path / "bad.json"  # a regroup call answering nothing readable, twice
+    bad.write_text(json.dumps({"calls": [{"stage": "regroup", "call": 1, "raw": "no JSON here",
+                                          "requests": [{"usage": {"input": 70, "output": 7, "cache_read": 0, "cache_write": 0}},
+                                                       {"usage": None}]}]}))
+    second = regroup.make(res.path, label, store=store, evaluator=f"scripted:{bad}")
+    f = regroup.as_json(second.file)
+    assert (second.path.name, f["status"], f["comparison"]) == ("v2", "failed", None)
+    assert "gave nothing readable twice" in f["reason"]
+    c = f["call"]["consumed"]
+    assert (f["call"]["attempts"], c["requests"], c["unknown_requests"], c["input"]) == (2, 2, 2, 140)
+    assert (second.path / "regroup.json").is_file()
+    d = runner.read_run(res.path)
+    assert d["regroup"]["regroup"] == first.path.name == "v1"
+    from io import StringIO
+
+    from rich.console import Console
+
+    from asz_core.judge.report import run_text
+
+    buf = StringIO()
+    Console(file=buf, width=160).print(run_text(d))
+    text = buf.getvalue()
+    assert "regroup v1 by the person's goals" in text and "the two groupings side by side" in text
+    assert "judge's goal" in text and "person's goal" in text
+    html = (first.path / "report.html").read_text()
+    assert 'data-regroup="v1"' in html and 'data-person-goal="P1"' in html and 'data-placement="t1"' in html
+
+
+def test_goals_given_with_a_run_are_applied_once_it_closes_and_never_shown_to_its_stages(store: Any, tmp_path: Path) -> None:
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": "P2", "cites": ["i2"]}],
+                  [{"goal": "P1", "worked_on": True, "cites": ["i1"]}, {"goal": "P2", "worked_on": True, "cites": ["i2"]},
+                   {"goal": "P3", "worked_on": False}])
+    res = _run(store, _script(tmp_path, [ans]), goals=_label(tmp_path, GOALS))
+    assert res.regroup is not None and res.regroup.file.status == "complete"
+    for p in (res.path / "calls").rglob("prompt.md"):
+        assert "Translate the README" not in p.read_text(), p
+    assert "Translate the README" in (res.path / "regroups/v1/calls/regroup/1/1/prompt.md").read_text()
+    html = (res.path / "report.html").read_text()
+    assert 'data-regroup="v1"' in html and "Translate the README" in html
+
+
+def test_a_bad_label_file_stops_the_run_before_it_starts(store: Any, tmp_path: Path) -> None:
+    p = _label(tmp_path, "goals:\n  - a\n  - a\n")
+    with pytest.raises(LabelFileError, match="goal P2 'a' is given twice"):
+        _run(store, _script(tmp_path, []), goals=p)
+    assert not list((Path(store.path).parent / "runs").glob("*/*/run.json"))
+
+
+def test_the_command_line(store: Any, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from asz_core import cli
+
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}], [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    script = _script(tmp_path, [ans])
+    res = _run(store, script)
+    ok = CliRunner().invoke(cli.app, ["judge", "regroup", res.path.name, "--goals", str(_label(tmp_path, "goals:\n  - a\n")),
+                                      "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["comparison"]["goals"][0]["verdict"] == "merged"
+    import subprocess
+    import sys
+
+    bad = subprocess.run([sys.executable, "-c", "from asz_core.cli import main; main()", "judge", "regroup", res.path.name,
+                          "--goals", str(_label(tmp_path, 'goals:\n  - "\\e[31m"\n  - "\\e[31m"\n', "bad.yaml"))],
+                         capture_output=True, text=True, timeout=120, env={**os.environ, "ASZ_HOME": str(Path(store.path).parent)})
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr, bad.stderr
+    assert "bad.yaml" in bad.stderr and "goal P2" in bad.stderr and "\x1b" not in bad.stderr
+    shown = CliRunner().invoke(cli.app, ["judge", "-show", res.path.name, "--json"])
+    assert json.loads(shown.stdout)["regroup"]["regroup"] == "v1"
