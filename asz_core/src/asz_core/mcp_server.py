@@ -205,7 +205,7 @@ def serve(conversation: str | None, *, head: str | None = None, window: str | No
         if budget is None and isinstance(rb, int):
             budget = rb
         if log is None and call:
-            log = run / "calls" / call / "reads.jsonl"
+            log = call_log(run, call)
     if not conversation:
         raise AszError("asz judge mcp needs a conversation (or --run DIR whose run.json names one)")
     earlier = _read_log(log) if log else []
@@ -220,6 +220,23 @@ def serve(conversation: str | None, *, head: str | None = None, window: str | No
         return 0
     nav.warm()
     return serve_stdio(nav)
+
+
+def call_log(run: Path, call: str) -> Path:
+    """``RUN/calls/CALL/reads.jsonl``, when ``call`` names a folder under ``RUN/calls`` (``targets/1/2``):
+    relative, no ``..``, no NUL, and inside the run once links are resolved; else a bad-input error."""
+    from .errors import AszError
+    from .id_paths import OutsideHome, inside
+
+    parts = call.replace("\\", "/").split("/")
+    if "\0" in call or call.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise AszError(f"--call {call!r} is no call of the run: give a call's folder under {run / 'calls'} "
+                       "(as targets/1/1), relative, without '..'")
+    path = run / "calls" / Path(*parts) / "reads.jsonl"
+    try:
+        return inside(run, path)
+    except OutsideHome as exc:
+        raise AszError(f"--call {call!r}: {exc}") from None
 
 
 def _read_log(path: Path) -> list[dict[str, Any]]:

@@ -21,9 +21,10 @@ from typing import BinaryIO
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0) \
     | getattr(os, "O_BINARY", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BUFFER = 1 << 16
 _KINDS = ((stat.S_ISREG, "a regular file"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"))
 
 
 def kind_of(mode: int) -> str:
@@ -83,13 +84,20 @@ class _NoWait(io.FileIO):
         return out
 
 
-def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open ``path`` for reading in binary mode, when it is a regular file (symlinks followed).
+def open_regular(path: str | os.PathLike[str], *, follow: bool = True) -> BinaryIO:
+    """Open ``path`` for reading in binary mode, when it is a regular file (symlinks followed,
+    unless ``follow`` is False: then a link is refused as one, ``not a regular file (a symbolic
+    link)``, as asz's own files are: a run's files, the assembly cache).
 
     Raises :class:`NotRegularFile` for a FIFO, a device, a socket or a folder, and the usual
     :class:`OSError` for a missing or unreadable file; never waits.
     """
-    fd = os.open(path, _FLAGS)
+    try:
+        fd = os.open(path, _FLAGS if follow else _FLAGS | _NOFOLLOW)
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:  # O_NOFOLLOW on a link
+            raise NotRegularFile(path, stat.S_IFLNK) from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -102,7 +110,8 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     return io.BufferedReader(raw, _BUFFER)  # type: ignore[return-value]
 
 
-def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
-    """The bytes of regular file ``path`` (the first ``limit`` of them when given)."""
-    with open_regular(path) as f:
+def read_regular(path: str | os.PathLike[str], limit: int | None = None, *, follow: bool = True) -> bytes:
+    """The bytes of regular file ``path`` (the first ``limit`` of them when given; a link refused
+    unless ``follow``)."""
+    with open_regular(path, follow=follow) as f:
         return f.read() if limit is None else f.read(limit)

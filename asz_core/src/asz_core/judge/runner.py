@@ -15,6 +15,7 @@ consumed still counts.
 from __future__ import annotations
 
 import datetime as dt
+import glob
 import os
 import secrets
 import socket
@@ -26,6 +27,7 @@ from attrs import field, frozen
 
 from ..convert import dumps
 from ..errors import AszError, ConfigError
+from ..id_paths import child, inside
 from ..store import Store, asz_home
 from . import config as configs
 from .context import EvaluatorSpec, Progress, Run, consumed_line, evaluator_ref, now, parse_evaluator, write_once
@@ -75,13 +77,17 @@ def _plugin_versions(registry: Any) -> dict[str, str]:
 
 
 def run_dir_for(conversation: str, home: Path | None = None) -> Path:
-    base = (home or asz_home()) / "runs" / conversation
+    """A new run directory ``runs/<conversation encoded>/<run id>`` (:mod:`..id_paths`: a session
+    id from a transcript is never a path as it is), checked to stay inside the asz home."""
+    home = home or asz_home()
+    base = child(home, "runs", ids=(conversation,))
     base.mkdir(parents=True, exist_ok=True)
+    inside(home, base)  # made: no link in its way leads out
     while True:
         rid = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
         try:
             (base / rid).mkdir()
-            return base / rid
+            return inside(home, base / rid)
         except FileExistsError:
             continue
 
@@ -260,7 +266,10 @@ def find_run(name: str | Path, home: Path | None = None) -> Path:
     if os.path.lexists(p / "run.json"):
         return p
     base = (home or asz_home()) / "runs"
-    hits = sorted(d for d in base.glob(f"*/{name}*") if os.path.lexists(d / "run.json")) if base.is_dir() and "/" not in str(name) else []
+    # a run id is asz's own (a time and hex), so a name with a glob's or a path's characters names none
+    plain = str(name) and not set(str(name)) & set("/\\*?[]\0") and not str(name).startswith(".")
+    hits = sorted(d for d in base.glob(f"*/{glob.escape(str(name))}*")
+                  if os.path.lexists(d / "run.json")) if base.is_dir() and plain else []
     if len(hits) == 1:
         return hits[0]
     if not hits:

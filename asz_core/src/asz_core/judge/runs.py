@@ -1,6 +1,7 @@
 """The runs under ASZ_HOME/runs, newest first: what ``asz runs [CONV]`` lists.
 
-A run is a directory ``runs/<conversation>/<run id>/`` holding ``run.json`` (written when it
+A run is a directory ``runs/<conversation>/<run id>/`` (the conversation's id encoded as a file
+name, :mod:`..id_paths`) holding ``run.json`` (written when it
 starts, with the process that runs it), a file per stage as each ends, and ``close.json`` when
 it closed. A run without ``close.json`` is still going when its process is alive on this machine,
 and otherwise was stopped before it closed. Reads JSON only (the stage files by
@@ -17,6 +18,7 @@ from typing import Any
 from attrs import field, frozen
 
 from ..convert import unstructure
+from ..id_paths import decode, encode
 from ..records import USAGE_TYPES
 from ..store import Store, asz_home
 from . import stage_files
@@ -61,8 +63,10 @@ def list_runs(conversation: str | None = None, *, home: Path | None = None, stor
         return []
     folders = sorted(d for d in base.iterdir() if d.is_dir())
     if conversation:
+        # folders are conversation ids encoded (:mod:`..id_paths`): compared as the ids they decode to
         cid = _resolve(conversation, home, store)
-        folders = [d for d in folders if d.name == cid] if cid else [d for d in folders if d.name.startswith(conversation)]
+        folders = [d for d in folders if d.name == encode(cid)] if cid is not None \
+            else [d for d in folders if (decode(d.name) or "").startswith(conversation)]
     # a run.json that is there names a run, whatever it is: the row says when it does not read
     rows = [_row(r) for d in folders for r in d.iterdir() if os.path.lexists(r / RUN)]
     rows.sort(key=lambda x: (x.started or "", x.run), reverse=True)
@@ -95,7 +99,7 @@ def _row(path: Path) -> RunRow:
     unreadable = {f: why for f, why in ((RUN, run_why), (CLOSE, close_why)) if why}
     evals = run.get("evaluators") or {}
     specs = tuple(dict.fromkeys(str(e.get("spec") or e.get("name")) for e in evals.values() if isinstance(e, dict)))
-    return RunRow(run=path.name, path=str(path), conversation=str(run.get("conversation") or path.parent.name),
+    return RunRow(run=path.name, path=str(path), conversation=str(run.get("conversation") or decode(path.parent.name) or path.parent.name),
                   head=run.get("head"), window=run.get("window"), started=run.get("started"),
                   ended=close.get("ended") if isinstance(close, dict) else None, status=status,
                   stages=stage_files.statuses(read), evaluators=specs, consumed=consumed,

@@ -1,0 +1,206 @@
+"""Ids from transcripts never become paths as they are (docs/store.md#ids-as-file-names).
+
+Hostile session ids (``../../x``, ``/abs/path``, ``a/b``, ``.``, NUL, a lone surrogate, a very
+long one) are collected from hand-made Claude Code transcripts; loading and judging them writes
+only inside ASZ_HOME, the cache's upkeep deletes nothing outside it, and a pickle planted where
+the cache would look is never loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from asz_core import api
+from asz_core.assembly_cache import load_assembled
+from asz_core.collect import collect
+from asz_core.errors import AszError
+from asz_core.id_paths import LONGEST, OutsideHome, decode, encode, inside
+
+from tests.adapters.cc_shapes import Session, text, usage
+
+HOSTILE = ["../../x", "/abs/path", "a/b", ".", "..", "", "\0", "%", "%2F", "~", ".hidden", "a\\b", "con",
+           "x" * 300, "é/../..", "\ud83d", "\x1b]0;title\x07", "a b", "A", "a"]
+
+
+@pytest.mark.parametrize("ident", HOSTILE)
+def test_every_id_is_one_safe_name(ident):
+    name = encode(ident)
+    assert name and "/" not in name and "\0" not in name and "\\" not in name
+    assert name not in (".", "..") and not name.startswith(".")
+    assert len(name.encode()) <= LONGEST and name.isascii() and name.isprintable()
+    if len(ident) < 60:
+        assert decode(name) == ident
+    else:
+        assert decode(name) is None  # a long id's name ends with a digest: read the id from the run
+
+
+def test_different_ids_never_share_a_name():
+    many = HOSTILE + ["x" * 300 + "y", "%25", "%%", "a%2Fb", "a/b/"]
+    names = [encode(i) for i in many]
+    assert len(set(names)) == len(set(many))
+
+
+def test_a_name_encode_did_not_make_does_not_decode():
+    for name in ("a/b", "..", "%zz", "%2f", "~abc", "é", ".x", "%2"):
+        assert decode(name) is None
+
+
+def _transcript(folder: Path, sid: str) -> Path:
+    s = Session(sid)
+    s.user("u1", None, "do the thing")
+    s.assistant("a1", "u1", "msg_1", "req_1", text("done"), usage(10, 0, 0, 5, final=True))
+    return s.write(folder / "t.jsonl")
+
+
+def _everything_under(root: Path) -> set[str]:
+    return {str(p) for p in root.rglob("*")}
+
+
+@pytest.mark.parametrize("sid", ["../../../../x-outside", "/tmp/asz-abs-target", "a/b"])
+def test_a_hostile_session_is_cached_and_judged_inside_home(tmp_path, monkeypatch, sid):
+    from asz_core.judge import runner
+    from asz_core.judge.runs import list_runs
+    from asz_core.store import Store
+
+    home = tmp_path / "w" / "x" / "y" / "home"
+    monkeypatch.setenv("ASZ_HOME", str(home))
+    src = _transcript(tmp_path / "src", sid)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"calls": []}))
+    store = Store.open(home)
+    before = _everything_under(tmp_path) - _everything_under(home)
+    collect([src], store)
+    (row,) = store.conversations()
+    assert row.id == sid
+    conv = api.load(row.id, store=store)
+    assert conv.id == row.id
+    res = runner.judge(runner.JudgeOptions(row.id, evaluator=f"scripted:{script}", stages=("targets",)), store=store)
+    assert res.path.resolve().is_relative_to(home.resolve() / "runs")
+    assert res.path.parent.name == encode(row.id)
+    after = _everything_under(tmp_path) - _everything_under(home)
+    assert after - before == set(), "asz wrote outside ASZ_HOME"
+    assert not Path("/tmp/asz-abs-target").exists()
+    (listed,) = list_runs(row.id, home=home, store=store)
+    assert listed.conversation == row.id
+    store.close()
+
+
+def test_cache_upkeep_never_deletes_outside_home(tmp_path, monkeypatch):
+    from asz_core.store import Store
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("ASZ_HOME", str(home))
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.pickle").write_bytes(b"the user's own")
+    # cache/assembly/<id>: an id walking up three folders lands on tmp_path/victim when taken raw
+    sid = "../../../victim"
+    store = Store.open(home)
+    collect([_transcript(tmp_path / "src", sid)], store)
+    api.load(sid, store=store)
+    assert (victim / "precious.pickle").read_bytes() == b"the user's own"
+    assert list((home / "cache" / "assembly").iterdir()) == [home / "cache" / "assembly" / encode(sid)]
+    store.close()
+
+
+class _Plant:
+    def __reduce__(self):
+        return (os.system, (f"touch {MARK}",))
+
+
+MARK = ""
+
+
+def test_a_planted_pickle_is_never_loaded(tmp_path, monkeypatch):
+    """A pickle put where the cache looks (as one the cache made, named as it names them) is not
+    loaded: it carries no tag of the home's key. Goes red when the tag's check is removed."""
+    global MARK
+    from asz_core.store import Store
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("ASZ_HOME", str(home))
+    MARK = str(tmp_path / "ran")
+    store = Store.open(home)
+    collect([_transcript(tmp_path / "src", "plain-session")], store)
+    good = api.load("plain-session", store=store)
+    (kept,) = (home / "cache" / "assembly" / "plain-session").glob("*.pickle")
+    evil = pickle.dumps(_Plant())
+    for data in (evil, bytes(32) + evil, kept.read_bytes()[:32] + evil):  # bare, a zero tag, another file's tag
+        kept.write_bytes(data)
+        assert load_assembled(store, "plain-session", store.round("plain-session")) == good
+        assert not os.path.exists(MARK), "a planted pickle ran"
+    # and the key: made once, the owner's only
+    key = home / "cache" / "assembly.key"
+    assert key.stat().st_mode & 0o077 == 0 and len(key.read_bytes()) == 32
+    store.close()
+
+
+def test_a_cache_file_that_is_a_link_is_not_followed(tmp_path, monkeypatch):
+    from asz_core.store import Store
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("ASZ_HOME", str(home))
+    store = Store.open(home)
+    collect([_transcript(tmp_path / "src", "s1")], store)
+    good = api.load("s1", store=store)
+    (kept,) = (home / "cache" / "assembly" / "s1").glob("*.pickle")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    kept.unlink()
+    kept.symlink_to(fifo)  # followed, reading would wait forever
+    assert load_assembled(store, "s1", store.round("s1")) == good
+    store.close()
+
+
+def test_a_link_out_of_home_in_the_way_is_refused(tmp_path, monkeypatch):
+    from asz_core.judge.runner import run_dir_for
+
+    home = tmp_path / "home"
+    (home / "runs").mkdir(parents=True)
+    out = tmp_path / "elsewhere"
+    out.mkdir()
+    (home / "runs" / "conv").symlink_to(out)
+    with pytest.raises(OutsideHome, match="outside the asz home"):
+        run_dir_for("conv", home)
+    assert list(out.iterdir()) == []
+    with pytest.raises(OutsideHome):
+        inside(home, home / "runs" / "conv" / "x")
+    assert inside(home, home / "runs" / "other" / "x") == home / "runs" / "other" / "x"
+
+
+@pytest.mark.parametrize("call", ["../../x", "/etc", "a/../../b", "", ".", "a\0b", "targets/../../.."])
+def test_mcp_call_option_names_only_a_call_folder_of_the_run(tmp_path, call):
+    from asz_core.mcp_server import call_log
+
+    run = tmp_path / "run"
+    (run / "calls").mkdir(parents=True)
+    with pytest.raises(AszError, match="--call"):
+        call_log(run, call)
+
+
+def test_mcp_call_option_refuses_a_link_out_of_the_run(tmp_path):
+    from asz_core.mcp_server import call_log
+
+    run = tmp_path / "run"
+    (run / "calls").mkdir(parents=True)
+    (run / "calls" / "targets").symlink_to(tmp_path)
+    with pytest.raises(AszError, match="outside"):
+        call_log(run, "targets/1/1")
+    assert call_log(run, "achievement/1/2") == run / "calls" / "achievement" / "1" / "2" / "reads.jsonl"
+
+
+def test_find_run_takes_no_pattern_or_path_in_a_run_id(tmp_path):
+    from asz_core.judge.runner import find_run, run_dir_for
+
+    home = tmp_path / "home"
+    d = run_dir_for("c1", home)
+    (d / "run.json").write_text("{}")
+    assert find_run(d.name[:10], home) == d
+    for name in ("*", "?" * 10, "[0-9]*", "..", ".*"):
+        with pytest.raises(AszError, match="no run"):
+            find_run(name, home)
