@@ -66,3 +66,23 @@ def test_a_cancelled_target_is_apart_and_no_achievement_is_unverified() -> None:
     assert judge_target({**T, "state": "cancelled"}, ach(D1), seq).class_ == "cancelled"
     j = judge_target(T, {}, seq)
     assert (j.level, j.class_, j.basis, [c.state for c in j.criteria]) == ("unverified", "unverified", "no_evidence", ["unknown", "unknown"])
+
+
+def test_the_level_is_derived_from_the_states_read_never_taken_from_the_file() -> None:
+    # a stage file whose level disagrees with its own criteria: the states decide
+    j = judge_target(T, {**ach(D1, states=("met", "not_met")), "level": "achieved"}, seq)
+    assert (j.level, j.class_, j.met, j.unknown) == ("partial", "partial", 1, 0)
+    j = judge_target(T, {**ach(D1, states=("unknown", "not_met")), "level": "achieved"}, seq)
+    assert (j.level, j.class_, j.met, j.unknown) == ("not_achieved", "not_achieved", 0, 1)
+
+
+def test_the_deliveries_standing_and_what_each_undoing_took() -> None:
+    from asz_core.judge.outcomes import standing
+
+    ev = [("e1", "delivered", (), ()), ("e2", "delivered", (), ()), ("e3", "undone", (), ()),
+          ("e4", "delivered_again", ("e1",), ()), ("e5", "undone", (), ("e2",)), ("e6", "delivered_again", (), ())]
+    # e3 took back both standing then; e4 replaced e1 only; e5 named e2; e6, naming none, replaced all
+    assert standing(ev[:5]) == (["e2", "e4"], {"e3": ("e1", "e2"), "e5": ("e2",)})
+    assert standing(ev)[0] == ["e6"]
+    # a delivery again naming only what is not standing replaces every one
+    assert standing([("e1", "delivered", (), ()), ("e2", "delivered_again", ("e9",), ())])[0] == ["e2"]

@@ -24,6 +24,7 @@ from attrs import frozen
 from ..errors import AszError
 from ..records import USAGE_TYPES, Usage
 from . import outcomes, stage_files
+from .evidence import asking_calls
 from .goal_outcome import frac, goal_statement
 from . import statement as S
 
@@ -311,7 +312,7 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
 
     ops = [o for o in operations.of_conversation(conv, registry)
            if (o.step and w.shows_step(o.step)) and o.talk is not None]
-    asked_by = _asking_calls(conv)
+    asked_by = asking_calls(conv.steps)
     op_shares: dict[str, dict[str, Fraction]] = {}
     for o in ops:
         call = asked_by.get(o.step)  # type: ignore[arg-type]
@@ -386,8 +387,10 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
         j = outcomes.judge_target(t, a, seq_of)
         crit, contra, undone = list(j.criteria), j.contradictions, j.undoings
         klass, fin, level, basis = j.class_, j.final, j.level, j.basis
-        met = sum(1 for c in crit if c.state == "met")
-        classes[tid], finals[tid] = klass, fin
+        judged = tid in ach  # a target the stage did not judge (its call failed twice) has no score, never 0
+        classes[tid] = klass
+        if judged:
+            finals[tid] = fin
         # Rework rounds and their cost, each call counted once across rounds.
         rounds, seen = [], Acc()
         mine_by_step = dict(mine)
@@ -406,11 +409,10 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
             seen.merge(ra)
             rounds.append(S.Round(r["id"], r.get("trigger"), r.get("trigger_kind"), r.get("cause"), r.get("last_step"),
                                   ra.amount(), {k: v.amount() for k, v in sorted(rl.items())}))
-        outcome = S.Outcome(level=level, basis=basis, met=met,
-                            unknown=sum(1 for c in crit if c.state in ("unknown", "not_captured")), live=len(crit),
-                            record_score=frac(j.record) if judged_ach else None, final_score=frac(fin) if judged_ach else None,
+        outcome = S.Outcome(level=level, basis=basis, met=j.met, unknown=j.unknown, live=len(crit),
+                            record_score=frac(j.record) if judged else None, final_score=frac(fin) if judged else None,
                             applied=tuple(x.get("id", "") for x in [*contra, *undone]), class_=klass,
-                            rework=tuple(rounds), rework_cost=seen.amount())
+                            rework=tuple(rounds), rework_cost=seen.amount(), judged=judged)
         corrections = tuple(corrected.get(tid, ()))
         mine_f = outcomes.findings_of(tid, t.get("state") not in S.APART, j, rounds, corrections, step_of_input)
         t_findings[tid] = []
@@ -439,10 +441,18 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
     # The run's scores, from each call's exact share.
     target_calls = {sid for sid in att.shares}
     unit = "money" if target_calls and all(calls[s].price.money is not None for s in target_calls) else "tokens"
+    # A target still wanted that the achievement stage did not judge is left out of the run's
+    # scores; the part of the wanted targets' cost the scores cover is said beside them.
     wanted = [x.id for x in outs if x.state not in S.APART]
-    wsum = sum((weights[t].value(unit) for t in wanted), Fraction(0))
-    ach_score = (sum((weights[t].value(unit) * finals[t] for t in wanted), Fraction(0)) / wsum
-                 if wsum and judged_ach else None)
+    scored = [t for t in wanted if t in finals]
+    unjudged = [t for t in wanted if t not in finals]
+    wsum = sum((weights[t].value(unit) for t in scored), Fraction(0))
+    ach_score = sum((weights[t].value(unit) * finals[t] for t in scored), Fraction(0)) / wsum if wsum else None
+    wanted_sum = sum((weights[t].value(unit) for t in wanted), Fraction(0))
+    judged_part = wsum / wanted_sum if wanted_sum else None
+    not_judged = Acc()
+    for t in unjudged:
+        not_judged.merge(acc_of(per_target[t]))
     every = Acc()
     for sid in target_calls:
         every.add(calls[sid], Fraction(1))
@@ -459,9 +469,10 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
     eff = 1 - avoidable.value(unit) / rv if rv else None
     cov = rv / tot if tot else None
     achieved = [x.id for x in outs if classes[x.id] == "achieved"]
-    allsum = sum((weights[t].value(unit) for t in weights), Fraction(0))
+    allsum = sum((weights[t].value(unit) for t in weights if t not in unjudged), Fraction(0))
     dlv = sum((weights[t].value(unit) for t in achieved), Fraction(0)) / allsum if allsum and judged_ach else None
-    scores = S.RunScores(score(ach_score, unit), score(eff, unit), score(cov, unit), score(dlv, unit))
+    scores = S.RunScores(score(ach_score, unit), score(eff, unit), score(cov, unit), score(dlv, unit),
+                         score(judged_part, unit))
     unassigned = Acc()
     for c in att.window_calls:
         if c.step not in att.shares:
@@ -473,7 +484,7 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
         notes.append("no target: every cost of the window is unassigned")
     return S.Statement(
         basis=_basis(v.read), scores=scores, targets=tuple(outs), goals=tuple(gouts), findings=all_f,
-        unassigned=unassigned.amount(), unassigned_operations=tuple(o.id for o in ops if o.id not in op_shares),
+        not_judged=not_judged.amount(), unassigned=unassigned.amount(), unassigned_operations=tuple(o.id for o in ops if o.id not in op_shares),
         judging=_judging(path, stages, prices, conversation.amount()), notes=tuple(notes))
 
 
@@ -481,22 +492,6 @@ def _with_findings(x: S.TargetStatement, f: tuple[str, ...]) -> S.TargetStatemen
     import attrs
 
     return attrs.evolve(x, findings=f)
-
-
-def _asking_calls(conv: Any) -> dict[str, str | None]:
-    """Tool step -> the model call that asked for it: the last model call before it in its
-    stream and talk (None when none did, as some runtimes record)."""
-    last: dict[tuple[str, str | None], str] = {}
-    out: dict[str, str | None] = {}
-    for s in conv.steps:
-        key = (s.stream, s.talk)
-        if s.kind == "model_call":
-            last[key] = s.id
-        elif s.kind in ("tool", "agent_call"):
-            out[s.id] = last.get(key)
-        elif s.kind == "input":
-            last.pop(key, None)
-    return out
 
 
 def _avoidable_runs(conv: Any, talks: list[str], mine: set[str], label_of: Any) -> list[tuple[str | None, str | None]]:

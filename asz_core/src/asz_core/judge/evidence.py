@@ -504,6 +504,31 @@ class Evidence:
             yield fold("\n".join(strs))
 
 
+ASKED = frozenset({"tool", "agent_call", "reply", "summary"})
+"""Steps a model call asks for (a runtime's view puts them inside that call)."""
+
+
+def asking_calls(steps: Iterable[Step]) -> dict[str, str | None]:
+    """Each step of a kind a model call asks for (:data:`ASKED`) -> the model call that asked for
+    it: the last model call before it in its talk, with no input of that talk between (an input
+    begins new work: a call before it asked for nothing after it); None when no call did, as some
+    runtimes record a step no model call asked for (a person's shell command at a talk's start).
+    ``steps`` in recorded order: the conversation's, or one talk's. The one rule, used by the
+    achievement stage (a target's own operations), the efficiency stage (what a part takes in)
+    and the close (whose file operations)."""
+    last: dict[tuple[str, str | None], str] = {}
+    out: dict[str, str | None] = {}
+    for s in steps:
+        key = (s.stream, s.talk)
+        if s.kind == "model_call":
+            last[key] = s.id
+        elif s.kind == "input":
+            last.pop(key, None)
+        elif s.kind in ASKED:
+            out[s.id] = last.get(key) if s.talk is not None else None
+    return out
+
+
 def for_run(window: Window, store: Any, targets: Sequence[Any] = (), inputs: Sequence[Any] = ()) -> Evidence:
     """An :class:`Evidence` whose excerpts read the records whole from ``store`` as the window sees them."""
     from ..window import raw_at

@@ -3,7 +3,8 @@ one place for the judge's goals (the close) and for the person's goals (a regrou
 
 Its main target, left undetermined when that target was cancelled or replaced by the end; the
 most severe class of its targets; the finding that happened first in it, in recorded order; the
-main target's final score; and the mean of its targets' final scores (over those still wanted).
+main target's final score; and the mean of its targets' final scores (over those still wanted
+and judged).
 Grouping never changes a target's score or the run's: this only reads them."""
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ def goal_statement(gid: str, members: Sequence[str], main: str | None, state: Ma
     ff = [f for m in members for f in findings.get(m, ())]
     first = min(ff, key=lambda f: int(f[1:]) if f[1:].isdigit() else 1 << 62) if ff else None
     wanted = [m for m in members if state[m] not in S.APART]
-    finals = [final.get(m) for m in wanted]
-    mean = (sum((f for f in finals if f is not None), Fraction(0)) / len(wanted)
-            if wanted and judged and all(f is not None for f in finals) else None)
+    # a target the achievement stage did not judge has no final score: left out of the mean
+    finals = [f for m in wanted if (f := final.get(m)) is not None]
+    mean = sum(finals, Fraction(0)) / len(finals) if finals and judged else None
     main_final = final.get(main) if main and judged else None
     return S.GoalStatement(gid, tuple(members), main, cls, first, frac(main_final), frac(mean))
 

@@ -5,7 +5,7 @@ stage files' JSON; :mod:`asz_core.judge.close` prices and times what they name."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -17,11 +17,13 @@ STATES = ("met", "not_met", "unknown", "not_captured")
 LEVELS = ("achieved", "partial", "not_achieved", "unverified")
 
 
-def level_of(states: list[str]) -> str:
-    """decisions.md section 5, over the live criteria's states (none: unverified)."""
+def level_of(states: Sequence[str]) -> str:
+    """The level from the live criteria's states (decisions.md section 5; none: unverified): the
+    one rule, used by the achievement stage when it writes a level and by the close, which
+    derives it again from the states it reads rather than taking a level written beside them."""
     if states and all(s == "met" for s in states):
         return "achieved"
-    met, no = states.count("met"), states.count("not_met")
+    met, no = sum(1 for s in states if s == "met"), sum(1 for s in states if s == "not_met")
     if met and no:
         return "partial"
     if no:
@@ -29,18 +31,25 @@ def level_of(states: list[str]) -> str:
     return "unverified"
 
 
-def standing(events: list[dict[str, Any]]) -> list[str]:
-    """The deliveries standing after ``events``: every delivery except those a later delivery
-    again replaced (one that names what it corrects replaces those; one naming none, all)."""
+def standing(events: Iterable[tuple[str, str, Sequence[str], Sequence[str]]]) -> tuple[list[str], dict[str, tuple[str, ...]]]:
+    """Over events ``(id, kind, corrects, deliveries)`` in recorded order: the deliveries standing
+    at the end, and for each undoing the deliveries it took back (spec: "Deliveries and
+    contradictions"). The deliveries standing are every delivery except those a later delivery
+    again replaced: one that names what it corrects replaces those, one naming none replaces all.
+    An undoing that names no delivery took back every one standing then. The one place this is
+    computed: the achievement stage and the close both call it."""
     out: list[str] = []
-    for e in events:
-        if e.get("kind") == "delivered":
-            out.append(e["id"])
-        elif e.get("kind") == "delivered_again":
-            named = [d for d in e.get("corrects") or [] if d in out]
+    took: dict[str, tuple[str, ...]] = {}
+    for eid, kind, corrects, deliveries in events:
+        if kind == "delivered":
+            out.append(eid)
+        elif kind == "delivered_again":
+            named = [d for d in corrects if d in out]
             out = [d for d in out if named and d not in named]
-            out.append(e["id"])
-    return out
+            out.append(eid)
+        elif kind == "undone":
+            took[eid] = tuple(deliveries) or tuple(out)
+    return out, took
 
 
 @frozen
@@ -57,6 +66,15 @@ class Judged:
     """Undoings that apply: one of the deliveries they took back still stands at the end."""
     events: list[dict[str, Any]]
 
+    @property
+    def met(self) -> int:
+        return sum(1 for c in self.criteria if c.state == "met")
+
+    @property
+    def unknown(self) -> int:
+        """Live criteria unknown or not captured."""
+        return sum(1 for c in self.criteria if c.state in ("unknown", "not_captured"))
+
 
 def judge_target(t: dict[str, Any], a: dict[str, Any], seq_of: Callable[[str | None], int]) -> Judged:
     """A target of the targets stage with what the achievement stage kept of it (``a``, empty
@@ -65,15 +83,10 @@ def judge_target(t: dict[str, Any], a: dict[str, Any], seq_of: Callable[[str | N
     live = [c for c in t.get("criteria", []) if not c.get("dropped")]
     events = [e for e in a.get("events", []) if isinstance(e, dict) and e.get("id")]
     events.sort(key=lambda e: seq_of(e.get("step")))
-    end = set(standing(events))
+    at_end, took = standing((e["id"], e.get("kind"), e.get("corrects") or (), e.get("deliveries") or ()) for e in events)
+    end = set(at_end)
     contra = [x for x in a.get("contradictions", []) if isinstance(x, dict) and x.get("delivery") in end]
-    undone = []
-    for i, e in enumerate(events):
-        if e.get("kind") != "undone":
-            continue
-        took = e.get("deliveries") or standing(events[:i])  # none named: every one standing then
-        if any(d in end for d in took):
-            undone.append(e)
+    undone = [e for e in events if e["id"] in took and any(d in end for d in took[e["id"]])]
     whole = any(not x.get("criteria") for x in [*contra, *undone])  # the conclusion, or the whole result
     off = {c for x in [*contra, *undone] for c in (x.get("criteria") or [])}
     crit = []
@@ -85,7 +98,7 @@ def judge_target(t: dict[str, Any], a: dict[str, Any], seq_of: Callable[[str | N
     n = len(crit)
     record = Fraction(sum(1 for c in crit if c.state == "met"), n) if n else Fraction(0)
     final = Fraction(0) if whole or not n else Fraction(sum(1 for c in crit if c.final == "met"), n)
-    level = a.get("level") if a.get("level") in LEVELS else level_of([c.state for c in crit])
+    level = level_of([c.state for c in crit])  # derived from the states read, never a level written beside them
     if t.get("state") in S.APART:
         klass = t["state"]
     elif contra:
@@ -128,3 +141,10 @@ def findings_of(tid: str, wanted: bool, j: Judged, rounds: list[S.Round], correc
         if sid not in triggers and i not in triggers:
             out.append((sid, 3, {"kind": "correction", "target": tid, "about": i, "what": f"the person corrected {tid} ({i})"}))
     return out
+
+
+def not_judged(t: dict[str, Any], st: dict[str, Any]) -> bool:
+    """A target still wanted that the achievement stage did not judge (its call failed twice)
+    while the stage ran: it has no score, and is said "not judged" wherever it is shown."""
+    ran = str((st.get("basis") or {}).get("achievement", "")).startswith("used")
+    return ran and t.get("outcome", {}).get("judged") is False and t.get("state") not in S.APART

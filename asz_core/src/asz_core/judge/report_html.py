@@ -16,6 +16,7 @@ from typing import Any
 
 from ..records import USAGE_TYPES
 from .close import parse_time as _t
+from .outcomes import not_judged
 
 LABEL_COLOURS = {
     "productive": "#3b8a4f", "necessary_exploration": "#7fb27f", "changed_requirement": "#9aa7c7",
@@ -158,6 +159,12 @@ def render(m: dict[str, Any]) -> str:
              f'<div class="dim" style="margin-top:6px">judging it cost</div><div>{amount(j.get("total"), "judging.total")}</div></div>')
     h.append("</div>")
     notes = [f"{k}: {v}" for k, v in (st.get("basis") or {}).items() if not str(v).startswith("used")] + list(st.get("notes") or [])
+    unjudged = [t["id"] for t in st.get("targets", []) if not_judged(t, st)]
+    if unjudged:
+        nj = st.get("not_judged") or {}
+        notes.append(f"not judged: {', '.join(unjudged)} (their achievement call failed): {nj.get('tokens', 0):,} tokens, "
+                     f"left out of the scores, which cover {(sc.get('judged') or {}).get('rounded', '—')} of the wanted "
+                     "targets' cost")
     if notes:
         h.append('<ul class="note">' + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
     from .regroup_html import section
@@ -183,7 +190,7 @@ def render(m: dict[str, Any]) -> str:
         else:
             h.append("<h2>in no goal</h2>")
         for t in members:
-            h.append(_target(t, steps, unit, m.get("target_inputs", {}).get(t["id"], [])))
+            h.append(_target(t, steps, unit, m.get("target_inputs", {}).get(t["id"], []), not_judged(t, st)))
     h.append("<h2>sub-agents</h2>")
     subs = m.get("subagents", [])
     if subs:
@@ -226,11 +233,11 @@ def _badge(c: str | None) -> str:
     return f'<span class="badge" style="background:{CLASS_COLOURS.get(c, "#777")}">{_e(c)}</span>'
 
 
-def _target(t: dict[str, Any], steps: dict[str, Any], unit: str, inputs: list[tuple[str, str]]) -> str:
+def _target(t: dict[str, Any], steps: dict[str, Any], unit: str, inputs: list[tuple[str, str]], unjudged: bool = False) -> str:
     o, c, tm = t["outcome"], t["cost"], t["times"]
     tid = t["id"]
     f = f"targets.{tid}"
-    h = [f'<div class="target" data-target="{_e(tid)}"><h3>{_e(tid)} {_badge(o.get("class"))} '
+    h = [f'<div class="target" data-target="{_e(tid)}"><h3>{_e(tid)} {_badge("not judged" if unjudged else o.get("class"))} '
          f'<span class="dim">{_e(o["level"])} · basis {_e(o["basis"])} · {_e(t["state"])}</span></h3>',
          f"<div>{_e(t['statement'])}</div>",
          f'<div class="dim">record score <span data-figure="{f}.record_score">{_e(o.get("record_score") or "—")}</span> · '

@@ -152,6 +152,10 @@ class Outcome:
     rework: tuple[Round, ...]
     rework_cost: Amount
     """Every call of every round, each counted once."""
+    judged: bool = True
+    """False when the achievement stage did not judge it (its call failed twice, or the stage did
+    not run, or it was cancelled or replaced): then it has no score (null, never 0) and is left out
+    of the run's scores."""
 
 
 @frozen
@@ -205,7 +209,11 @@ class RunScores:
     coverage: Score
     """reviewed / total cost."""
     delivered: Score
-    """The part of the targets' cost that went to targets achieved."""
+    """The part of the targets' cost that went to targets achieved (targets still wanted that were
+    not judged left out)."""
+    judged: Score = Score(None, None, "tokens")
+    """The part of the cost of the targets still wanted whose target the achievement stage judged:
+    what the achievement score covers (1 when every one was judged)."""
 
 
 @frozen
@@ -228,6 +236,9 @@ class Statement:
     targets: tuple[TargetStatement, ...]
     goals: tuple[GoalStatement, ...]
     findings: tuple[Finding, ...]
+    not_judged: Amount
+    """What the targets still wanted that the achievement stage did not judge cost: left out of
+    the run's scores."""
     unassigned: Amount
     """The window's calls no target's talk holds."""
     unassigned_operations: tuple[str, ...]

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..tables import Col, FitTable
+from .outcomes import not_judged
 
 CLASS_STYLE = {"contradicted": "bold red", "reverted": "red", "not_achieved": "red", "partial": "yellow",
                "unverified": "dim", "achieved": "green", "cancelled": "dim", "replaced": "dim"}
@@ -79,6 +80,11 @@ def statement_text(st: dict[str, Any]) -> Group:
                          ("   delivered ", "bold"), (score(sc.get("delivered")), "bold cyan"),
                          (f"   by {unit}", "dim"))
     parts.append(head)
+    nj = [t["id"] for t in st.get("targets", []) if not_judged(t, st)]
+    if nj:
+        parts.append(Text(f"not judged: {', '.join(nj)} (their achievement call failed), "
+                          f"{_both(st.get('not_judged'))}: left out of the scores, which cover "
+                          f"{score(sc.get('judged'))} of the wanted targets' cost", style="yellow"))
     j = st.get("judging") or {}
     parts.append(Text(f"the conversation cost {_both(j.get('conversation'))}; judging it cost {_both(j.get('total'))}",
                       style="dim"))
@@ -104,7 +110,7 @@ def statement_text(st: dict[str, Any]) -> Group:
             title = Text("in no goal", style="bold")
         parts.append(Text(""))
         parts.append(title)
-        parts.append(_targets_table(members, unit, last=n == len(groups)))
+        parts.append(_targets_table(members, unit, last=n == len(groups), st=st))
         for t in members:
             parts.append(Text.assemble((f"{t['id']} ", "bold"), escape(t.get("statement") or ""), style=""))
             for fid in t.get("findings", []):
@@ -134,11 +140,11 @@ NOTE = ("score: criteria met of those live on the record → the final score, on
         "rework: rounds · what they cost")
 
 
-def _targets_table(members: list[dict[str, Any]], unit: str, last: bool) -> FitTable:
+def _targets_table(members: list[dict[str, Any]], unit: str, last: bool, st: dict[str, Any]) -> FitTable:
     t = FitTable(_COLS, _LAYOUTS, notes=[NOTE] if last else ())  # said once, under the last goal's table
     for x in members:
         o, c = x["outcome"], x["cost"]
-        cls = o.get("class") or "—"
+        cls = "not judged" if not_judged(x, st) else o.get("class") or "—"
         lvl = ("" if cls == o["level"] else f"{o['level']} · ") + str(o.get("basis") or "—")
         sc = "—" if o.get("record_score") is None and o.get("final_score") is None else \
             f"{frac(o.get('record_score'))}→{frac(o.get('final_score'))}"

@@ -23,7 +23,7 @@ from ...convert import unstructure
 from ..chunks import Chunk, Item, plan_chunks
 from .. import stage_files
 from ..context import EvaluatorSpec, Meter, Run, StageCalls, naming, now, own_entries, readable_with
-from ..evidence import for_run
+from ..evidence import asking_calls, for_run
 from ..judgment import AchievementHeader, Check, StageFile, check_notes, Target, TargetAchievement
 from ..kit import render
 from ..stage_files import StageRead
@@ -80,18 +80,6 @@ def call_note(chunk: Chunk, mode: str, total: int) -> str:
 readable = readable_with("targets")
 
 
-def asking_call(conv: Any, sid: str) -> str | None:
-    """The model call that asked for a tool step: the last model call of its talk before it."""
-    s = conv.step(sid)
-    if s.talk is None:
-        return None
-    steps = conv.talk(s.talk).steps
-    for x in reversed(steps[:steps.index(sid)]):
-        if conv.step(x).kind == "model_call":
-            return x  # type: ignore[no-any-return]
-    return None
-
-
 def own_operations(run: Run, op_rows: Sequence[dict[str, Any]], targets: Sequence[Target],
                    inputs: Sequence[Any]) -> dict[str, tuple[str, ...]]:
     """Per target, its own file operations: those of the calls it received, as cost per target
@@ -104,11 +92,12 @@ def own_operations(run: Run, op_rows: Sequence[dict[str, Any]], targets: Sequenc
     costing = cost_per_target(w, build(w.conv, run.prices), targets, inputs)
     talks_of = {t.target: set(t.talks) for t in costing.record.targets}
     out: dict[str, list[str]] = {t.id: [] for t in targets}
+    asked = asking_calls(w.conv.steps)
     for r in op_rows:
         step = r.get("step")
         if not step:
             continue
-        call = asking_call(w.conv, step)
+        call = asked.get(step)
         if call is not None:
             got = costing.of_call.get(call, ())
         else:

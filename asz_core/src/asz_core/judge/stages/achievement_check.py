@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from ..evidence import Cite, Evidence
+from ..outcomes import level_of, standing as standing_of
 from ..judgment import (BASES, CAUSES, CLAIM_CHECKS, CONCERNS, EVENTS, STATES, TRIGGERS, Account, Check, CheckMade,
                         ClaimCheck, Contradiction, CriterionState, Event, FileGroup, Finding, Observation, Part,
                         QuestionAccount, RemoteOperation, ReworkRound, Target, TargetAchievement)
@@ -34,19 +35,6 @@ def _obj(v: Any) -> dict[str, Any]:
 
 def _str(v: Any) -> str | None:
     return v.strip() if isinstance(v, str) and v.strip() else None
-
-
-def level_of(states: Sequence[str]) -> str:
-    """The level from the live criteria's states (decisions.md section 5)."""
-    met = sum(1 for s in states if s == "met")
-    not_met = sum(1 for s in states if s == "not_met")
-    if states and met == len(states):
-        return "achieved"
-    if met and not_met:
-        return "partial"
-    if not_met:
-        return "not_achieved"
-    return "unverified"
 
 
 class TargetCheck:
@@ -287,8 +275,6 @@ class TargetCheck:
         kept: list[Event] = []
         key_of: dict[str, str] = {}
         seq_of: dict[str, int] = {}
-        standing: list[str] = []
-        took: dict[str, tuple[str, ...]] = {}  # undone -> the deliveries it took back
         for n, e in enumerate(_list(raw), 1):
             e = _obj(e)
             key = e.get("key") if isinstance(e.get("key"), str) else f"#{n}"
@@ -347,13 +333,8 @@ class TargetCheck:
             kept.append(ev)
             key_of[key] = eid
             seq_of[eid] = at.seq  # type: ignore[assignment]
-            if kind == "delivered":
-                standing.append(eid)
-            elif kind == "delivered_again":
-                standing = [d for d in standing if corrects and d not in corrects] + [eid]
-            else:
-                took[eid] = dels or tuple(standing)
-        end = tuple(standing)
+        at_end, took = standing_of((x.id, x.event, x.corrects, x.deliveries) for x in kept)
+        end = tuple(at_end)
         kept = [attrs.evolve(x, applies=any(d in end for d in took[x.id])) if x.event == "undone" else x for x in kept]
         return kept, end, key_of
 

@@ -29,7 +29,7 @@ import orjson
 from ...assembly import Step
 from ..chunks import Item
 from ..context import EvaluatorSpec, Run, naming, own_entries, readable_with
-from ..evidence import Evidence, for_run as evidence_for
+from ..evidence import Evidence, asking_calls, for_run as evidence_for
 from ..judgment import (AVOIDABLE, NOT_REVIEWED, CallLabel, Check, check_notes, EfficiencyHeader, Finding, PartLabel, StageFile,
                         TalkLabels, WorkLabel)
 from .. import stage_files
@@ -37,8 +37,6 @@ from ..labelling import check_label, costing_of, demote, misled_cause, not_read,
 from .targets import bounded_catalogue
 
 STAGE = "efficiency"
-ASKED = frozenset({"tool", "agent_call", "reply", "summary"})
-"""Steps a model call asks for: a part beginning at one takes in the call before it."""
 
 
 readable = readable_with("talks")
@@ -50,13 +48,15 @@ def part_calls(steps: Sequence[Step], starts: Sequence[int]) -> tuple[list[str],
     """The model calls of a talk's own steps before its first part, and those of each part.
 
     ``starts`` are the indices in ``steps`` of the parts' first steps, ascending. A part takes in
-    the model call that asked for its first step (the last call before a tool step, an agent call
-    or a reply); a call that asked for the first steps of several parts belongs to the first."""
+    the model call that asked for its first step (:func:`..evidence.asking_calls`, the one rule: the
+    last call of its talk before it, no input between); a call that asked for the first steps of several parts belongs to the first."""
     calls = [i for i, s in enumerate(steps) if s.kind == "model_call"]
+    index = {s.id: i for i, s in enumerate(steps)}
+    asked = asking_calls(steps)
     begins = []
     for i in starts:
-        asked = [j for j in calls if j <= i] if steps[i].kind in ASKED else []
-        begins.append(asked[-1] if asked else i)
+        call = asked.get(steps[i].id)
+        begins.append(index[call] if call is not None else i)
     before: list[str] = []
     out: list[list[str]] = [[] for _ in starts]
     for j in calls:
