@@ -186,6 +186,18 @@ def prices_update(
     _emit(ledger_report.update_json(result) if json else ledger_report.update_text(result), json)
 
 
+@app.command("compare")
+def compare_cmd(
+    runs: Annotated[list[str], typer.Argument(help="Two runs or more of one conversation: run directories, ids or unique prefixes.")],
+    json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+) -> None:
+    """Compare judge runs of one conversation from their saved files: targets matched, agreement of level, class, basis, criteria met, rework and final score, work labels weighted by cost with Cohen's kappa, sub-task decisions, scores and judging cost side by side, and what each could not judge."""
+    from .judge import compare, compare_report, runner
+
+    d = compare.compare([runner.find_run(r) for r in runs])
+    _emit(d if json else compare_report.compare_text(d), json)
+
+
 from .judge import cli as judge_cli  # noqa: E402
 
 judge_app = typer.Typer(cls=judge_cli.JudgeGroup, no_args_is_help=True, add_completion=False, context_settings=HELP,
