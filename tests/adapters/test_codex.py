@@ -367,8 +367,9 @@ def test_unexpected_shape_is_kept_with_a_warning(tmp_path: Path) -> None:
     out = list(CodexAdapter().read(f, Cursor()))
     problems = [x for x in out if isinstance(x, Problem)]
     entries = [x for x in out if isinstance(x, Entry)]
-    assert [(p.file, p.line) for p in problems] == [(str(f), 3)]
+    assert [(p.file, p.line) for p in problems] == [(str(f), 3), (str(f), 4)]
     assert "unexpected shape" in problems[0].message
+    assert "not numbers" in problems[1].message  # said, not silent (issue 32)
     assert len(entries) == 4 and entries[2].events == ()
     assert [e["e"] for e in entries[1].events] == ["input"]
     # A token count whose usage is not an object is still one call, with unknown usage.

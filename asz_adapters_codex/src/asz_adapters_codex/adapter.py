@@ -44,6 +44,18 @@ _ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d")
 # own records come after a real model turn. Lines at least this far apart end the burst.
 REPLAY_GAP_SECONDS = 1.0
 _HEAD_BYTES = 1 << 20
+# Where a request's token_count stands among its output items (docs/runtimes/codex.md, "Model
+# calls and usage"). Up to 0.60.x Codex wrote a request's output items (reasoning, messages, tool
+# calls with their outputs) after the request had ended, so its token_count comes first; from
+# the release that records each item as it completes (0.123.0 in the corpus) the items come
+# first. Between the two, and without a cli_version, the file itself says which (READ_ORDER).
+COUNT_FIRST, ITEMS_FIRST, READ_ORDER = "count first", "items first", "read from the file"
+LAST_COUNT_FIRST = (0, 60)
+"""The newest release (major, minor) known to write the token_count before the items."""
+FIRST_ITEMS_FIRST = (0, 123)
+"""The oldest release known to write the items before the token_count."""
+_USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens",
+               "cache_write_input_tokens", "prompt_tokens", "completion_tokens")
 _STATE_CAP = 500  # pending tool calls remembered across reads (bounded)
 
 
@@ -159,8 +171,9 @@ class CodexAdapter(RuntimeAdapter):
             m = _UUID_TAIL.search(path.stem)
             thread = m.group(1) if m else path.stem
         st.update(thread=thread, session=thread, stream="main", child=False, model=None, n=0, open=None,
-                  texts=[], prev=None, turn=False, had=False, pend=False, tools={}, fail={}, replay=None,
-                  check_replay=False, metas=0, lines=0, t=0)
+                  texts={}, prev=None, turn=False, had=False, pend=False, tools={}, fail={}, replay=None,
+                  check_replay=False, metas=0, lines=0, t=0, order=ITEMS_FIRST if st["fmt"] == "exec" else READ_ORDER,
+                  counted=None, unreadable=False, counts=0)
 
     # -- rollout --------------------------------------------------------------------------
     def _rollout_events(self, path: Path, fname: str, lineno: int, obj: dict[str, Any], p: dict[str, Any] | None,
@@ -189,6 +202,7 @@ class CodexAdapter(RuntimeAdapter):
             yield Problem(fname, lineno, f"{typ} line without a payload object; kept, no events")
             return
         if typ == "turn_context":
+            st["counted"] = None  # a new request begins: no later item is the counted one's
             model = p.get("model") or ((p.get("collaboration_mode") or {}).get("settings") or {}).get("model")
             if isinstance(model, str) and model:
                 st["model"] = model
@@ -200,12 +214,13 @@ class CodexAdapter(RuntimeAdapter):
             else:
                 yield {"e": "notice", "kind": "compact_boundary", **clip_text("history replaced by compaction")}
         elif typ == "event_msg":
-            yield from self._event_msg(p, st)
+            yield from self._event_msg(p, st, fname, lineno)
         elif typ == "response_item":
             yield from self._response_item(p, st, lineno)
 
     def _meta(self, path: Path, obj: dict[str, Any], p: dict[str, Any], st: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from _project(p, st)
+        st["order"] = order_of(p.get("cli_version"))
         parent, kind = _parent_of(p)
         model = p.get("model")
         if isinstance(model, str) and model:
@@ -239,7 +254,7 @@ class CodexAdapter(RuntimeAdapter):
             return True
         if (is_start and r["open"]) or (ts is not None and r["last"] is not None and ts - r["last"] >= REPLAY_GAP_SECONDS):
             st["replay"] = None
-            st.update(turn=False, had=False, pend=False, open=None, texts=[])
+            st.update(turn=False, had=False, pend=False, open=None, counted=None, texts={})
             return False
         if ts is not None:
             r["last"] = ts
@@ -258,16 +273,18 @@ class CodexAdapter(RuntimeAdapter):
                     st["prev"] = total
         return True
 
-    def _event_msg(self, p: dict[str, Any], st: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def _event_msg(self, p: dict[str, Any], st: dict[str, Any], fname: str, lineno: int) -> Iterator[dict[str, Any] | Problem]:
         sub = p.get("type")
         if sub == "token_count":
-            yield from self._token_count(p, st)
+            yield from self._token_count(p, st, fname, lineno)
         elif sub == "user_message":
             yield from self._user_message(p, st)
         elif sub == "agent_message":
             msg = p.get("message")
             if isinstance(msg, str) and msg.strip():
-                yield from self._text(msg, st)
+                yield from self._text(msg, st, item=False)
+        elif sub == "agent_reasoning":
+            st["counted"] = None  # the next request is being sampled: later items are not the counted one's
         elif sub == "task_started":
             self._close(st)
             st["turn"], st["had"], st["pend"] = True, st["pend"], False
@@ -281,7 +298,8 @@ class CodexAdapter(RuntimeAdapter):
             yield {"e": "notice", "kind": "interrupt", **clip_text(f"turn aborted: {p.get('reason') or 'unknown reason'}")}
         elif sub in ("exec_command_end", "patch_apply_end", "mcp_tool_call_end"):
             tid = p.get("call_id")
-            if isinstance(tid, str) and tid in st["tools"] and _end_failed(sub, p):
+            # Count first, a tool ran (and ended) before its call item is written: remember it.
+            if isinstance(tid, str) and (tid in st["tools"] or st["order"] != ITEMS_FIRST) and _end_failed(sub, p):
                 st["fail"][tid] = True
                 _cap(st["fail"])
         elif sub == "collab_agent_spawn_end":
@@ -330,24 +348,52 @@ class CodexAdapter(RuntimeAdapter):
             st["pend"] = True
         yield {"e": "input", "source": source, **clip_text(text)}
 
-    def _token_count(self, p: dict[str, Any], st: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def _token_count(self, p: dict[str, Any], st: dict[str, Any], fname: str, lineno: int) -> Iterator[dict[str, Any] | Problem]:
         info = p.get("info")
         if not isinstance(info, dict):
             return  # rate limits only: no model call
         total, last = info.get("total_token_usage"), info.get("last_token_usage")
-        if isinstance(total, dict) and st["prev"] is not None and _same(total, st["prev"]):
+        bad = _not_numbers(last) or _not_numbers(total)
+        if bad and not st["unreadable"]:
+            st["unreadable"] = True  # said once per file (the state lasts across collects)
+            yield Problem(fname, lineno, f"token_count with values that are not numbers ({bad}): that usage is unknown, "
+                          "and a count that cannot be told from a repeat of the one before is not taken for a request "
+                          "(how many requests there were is not known); said once for this file")
+        readable = isinstance(total, dict) and not _not_numbers(total)
+        fresh = self._fresh(st)
+        st["counts"] += 1
+        if readable and st["prev"] is not None and _same(total, st["prev"]):
             return  # the same count written again: no new call
-        raw = last if isinstance(last, dict) else (_diff(total, st["prev"]) if isinstance(total, dict) else None)
+        if bad and not readable and not fresh:
+            # Nothing of a new request since the last count, and no running total to compare:
+            # a repeat of that count or a request of its own. Not taken for a request.
+            yield {"e": "notice", "kind": "requests_unknown", **clip_text(
+                "a token count that cannot be read and may repeat the one before: the number of model requests is not known")}
+            return
+        raw = last if isinstance(last, dict) else (_diff(total, st["prev"]) if readable else None)
         if isinstance(total, dict):
             st["prev"] = total
+        elif total is not None:
+            st["prev"] = _UNREAD  # a later running total cannot be diffed against this one
         if isinstance(raw, dict) and _all_zero(raw):
             return  # nothing consumed: no model call
         model = info.get("model") or p.get("model") or st["model"]
+        if st["order"] == READ_ORDER and _said_before_written(st):
+            # A message shown before this count but written after it: this file writes each
+            # request's count before its items (an older build without a known cli_version).
+            st["order"] = COUNT_FIRST
         # No output item before it: this event alone is the call (its opening event is dropped).
         cid = st["open"] or self._call(st)[0]
         yield {"e": "call", "id": cid, "model": model if isinstance(model, str) else None,
                "usage": _usage(raw) if isinstance(raw, dict) else None, "final": True}
-        self._close(st)
+        # Count first, the items written next are this request's.
+        st["open"], st["counted"] = None, cid
+
+    def _fresh(self, st: dict[str, Any]) -> bool:
+        """Whether a new request shows since the last count (or there was none before):
+        output items of an uncounted call, or (count first) a request begun (``turn_context``,
+        reasoning shown, a turn's start)."""
+        return not st["counts"] or bool(st["open"]) or (st["order"] == COUNT_FIRST and st["counted"] is None)
 
     def _response_item(self, p: dict[str, Any], st: dict[str, Any], lineno: int) -> Iterator[dict[str, Any]]:
         sub = p.get("type")
@@ -356,7 +402,7 @@ class CodexAdapter(RuntimeAdapter):
             text = _content_text(p.get("content"))
             if role == "assistant":
                 if text.strip():
-                    yield from self._text(text, st)
+                    yield from self._text(text, st, item=True)
             elif role == "user" and text.lstrip().startswith("<subagent_notification>"):
                 ev = {"e": "notice", "kind": "task_notification", **clip_text(text)}
                 ended = _notified_agent(text)
@@ -366,7 +412,7 @@ class CodexAdapter(RuntimeAdapter):
             elif role == "user" and st["fmt"] == "legacy" and text.strip() and not text.lstrip().startswith("<"):
                 yield {"e": "input", "source": "agent" if st["child"] else "person", **clip_text(text)}
         elif sub == "reasoning":
-            cid, evs = self._call(st)
+            cid, evs = self._target(st)
             yield from evs
             yield {"e": "thinking", "call": cid, **clip_text(_reasoning_text(p))}
         elif _among(sub, _TOOL_CALLS):
@@ -409,7 +455,7 @@ class CodexAdapter(RuntimeAdapter):
                 text = _web_text(p) if sub == "web_search_call" else str(p.get("revised_prompt") or status)
                 result = {"e": "tool_result", "id": tid, "error": status != "completed", **clip_text(text)}
         name = name if isinstance(name, str) else kind_name(name)
-        cid, evs = self._call(st)
+        cid, evs = self._target(st)
         yield from evs
         ev_input = clip_input(request)
         files = request_files(name, request)
@@ -454,16 +500,26 @@ class CodexAdapter(RuntimeAdapter):
         ev["error"] = failed
         yield ev
 
-    def _text(self, text: str, st: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """The model's words: written twice (event_msg agent_message and response_item message),
-        kept once per call."""
-        cid, evs = self._call(st)
+    def _text(self, text: str, st: dict[str, Any], *, item: bool) -> Iterator[dict[str, Any]]:
+        """The model's words: written twice (event_msg agent_message, shown as they stream, and
+        the response_item message, an output item), kept once per call. Which copies a call had
+        tells the order of a file whose version does not (``_said_before_written``)."""
+        cid, evs = self._target(st) if item else self._call(st)
         yield from evs
         digest = hashlib.blake2b(text.strip().encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-        if digest in st["texts"]:
-            return
-        st["texts"].append(digest)
-        yield {"e": "text", "call": cid, **clip_text(text)}
+        seen = st["texts"].setdefault(cid, {})
+        mark = "i" if item else "e"
+        had = seen.get(digest)
+        seen[digest] = mark if had is None or mark in had else had + mark
+        if had is None:
+            yield {"e": "text", "call": cid, **clip_text(text)}
+
+    def _target(self, st: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        """The model call an output item (response_item) belongs to. Count first, the items
+        written after a request's count are that request's, until the next request begins."""
+        if st["order"] == COUNT_FIRST and st["counted"] and not st["open"]:
+            return st["counted"], []
+        return self._call(st)
 
     def _call(self, st: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         """The model call the next output item belongs to: the open one, or a new one."""
@@ -471,16 +527,19 @@ class CodexAdapter(RuntimeAdapter):
             return st["open"], []
         st["n"] += 1
         cid = f"{st['thread']}:c{st['n']}"
-        st["open"], st["texts"] = cid, []
+        st["open"] = cid
+        # Texts are remembered for the calls items can still reach: this one and the counted one.
+        st["texts"] = {k: v for k, v in st["texts"].items() if k == st["counted"]}
         return cid, [{"e": "call", "id": cid, "model": st["model"], "usage": None, "final": False}]
 
     def _close(self, st: dict[str, Any]) -> None:
-        st["open"], st["texts"] = None, []
+        st["open"], st["counted"], st["texts"] = None, None, {}
 
     def _legacy(self, obj: dict[str, Any], st: dict[str, Any], lineno: int) -> Iterator[dict[str, Any] | Problem]:
         if "record_type" in obj:
             return  # {"record_type": "state"} lines
         if "type" not in obj and "id" in obj:
+            st["order"] = order_of(obj.get("cli_version"))
             yield from _project(obj, st)  # the bare session meta line
             return
         sub = obj.get("type")
@@ -519,7 +578,7 @@ class CodexAdapter(RuntimeAdapter):
             iid = f"{st['thread']}:t{st['t']}:{item.get('id')}"
             if it in ("agent_message", "assistant_message"):
                 if typ == "item.completed" and isinstance(item.get("text"), str) and item["text"].strip():
-                    yield from self._text(item["text"], st)
+                    yield from self._text(item["text"], st, item=True)
             elif it == "reasoning":
                 if typ == "item.completed":
                     cid, evs = self._call(st)
@@ -593,6 +652,60 @@ def _usage(u: Mapping[str, Any]) -> dict[str, Any]:
 
 def _int(v: Any) -> int | None:
     return count(v)  # negative or out of range (2**64-1): unknown
+
+
+def order_of(version: Any) -> str:
+    """The order a Codex release writes a request's token_count and its output items in, by the
+    session_meta's ``cli_version`` (``0.60.1``, ``0.123.0``, ``0.61.0-alpha.2``)."""
+    m = re.match(r"^\s*v?(\d+)\.(\d+)", version) if isinstance(version, str) else None
+    if m is None:
+        return READ_ORDER
+    release = (int(m.group(1)), int(m.group(2)))
+    if release <= LAST_COUNT_FIRST:
+        return COUNT_FIRST
+    if release >= FIRST_ITEMS_FIRST:
+        return ITEMS_FIRST
+    return READ_ORDER
+
+
+def _said_before_written(st: dict[str, Any]) -> bool:
+    """Whether the call being counted had a message shown (``agent_message``) and none written
+    (a ``message`` item): items first, a request's message is written on both sides before its
+    count; count first, its item comes after. A written message that differs from the shown one
+    (markup the event leaves out) says nothing."""
+    seen = st["texts"].get(st["open"]) if st["open"] else None
+    return bool(seen) and "e" in seen.values() and "i" not in seen.values()
+
+
+_UNREAD: dict[str, Any] = dict.fromkeys(_USAGE_KEYS)
+
+
+def _not_numbers(u: Any) -> str:
+    """What of a usage object is there but is no number (``'[REDACTED]'``, ``true``, an object),
+    for the warning; empty when all of it is numbers (or it is absent)."""
+    if u is None:
+        return ""
+    if not isinstance(u, dict):
+        return f"the usage is {_show(u)}"
+    for k in _USAGE_KEYS:
+        v = u.get(k)
+        # A number out of range (negative, past 64 bits: read as a float) is a number: its
+        # count is unknown (records.count), but it still tells a repeat from a new total.
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            return f"{k} is {_show(v)}"
+    return ""
+
+
+def _show(v: Any) -> str:
+    """A value of the record, short, for a warning (a string as its repr: no control character)."""
+    if isinstance(v, str):
+        text = repr(v)
+    else:
+        try:
+            text = orjson.dumps(v).decode()
+        except (TypeError, orjson.JSONEncodeError):
+            text = kind_name(type(v).__name__)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
