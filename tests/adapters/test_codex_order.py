@@ -117,6 +117,7 @@ def items_first(version: str = "0.123.0", tid: str = "if-1") -> list[dict]:
             patch(f"{T}2.003Z", "call_b"),
             count(f"{T}2.100Z", 2),
             patch_out(f"{T}2.200Z", "call_b"),
+            reasoning(f"{T}2.900Z"),
             said(f"{T}3.000Z", "Done: the test passes."), written(f"{T}3.001Z", "Done: the test passes."),
             count(f"{T}3.100Z", 3),
             ev(f"{T}3.200Z", "task_complete", turn_id="1", last_agent_message="Done: the test passes.")]
@@ -277,6 +278,8 @@ def test_items_first_message_shown_without_markup_is_not_count_first(store: Stor
     assert [own(c) for c in calls] == [fresh(r) for r in REQUESTS]
     tools = {s.tool_id: s for s in conv.steps if s.kind == "tool"}
     assert [asked_by(conv, tools[t]).call for t in ("call_a", "call_b")] == [calls[0].call, calls[1].call]
+    # Each request's reasoning (the first item of each) on its own call, the last one's too.
+    assert [e["call"] for e in events_of(path) if e["e"] == "thinking"] == [c.call for c in calls]
 
 
 def test_count_first_tool_failure_reported_before_its_call(store: Store, tmp_path: Path) -> None:
