@@ -86,3 +86,11 @@ def test_the_deliveries_standing_and_what_each_undoing_took() -> None:
     assert standing(ev)[0] == ["e6"]
     # a delivery again naming only what is not standing replaces every one
     assert standing([("e1", "delivered", (), ()), ("e2", "delivered_again", ("e9",), ())])[0] == ["e2"]
+
+
+def test_a_target_both_contradicted_and_reverted_is_contradicted() -> None:
+    # decisions.md section 6: contradicted is the most severe class, then reverted
+    undo = {"id": "t1.e2", "kind": "undone", "step": "s20"}
+    j = judge_target(T, ach(D1, undo, contradictions=({"id": "x1", "delivery": "t1.e1"},)), seq)
+    assert [x["id"] for x in j.undoings] == ["t1.e2"] and [x["id"] for x in j.contradictions] == ["x1"]
+    assert (j.class_, j.final) == ("contradicted", 0)

@@ -312,17 +312,12 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
 
     ops = [o for o in operations.of_conversation(conv, registry)
            if (o.step and w.shows_step(o.step)) and o.talk is not None]
-    asked_by = asking_calls(conv.steps)
-    op_shares: dict[str, dict[str, Fraction]] = {}
-    for o in ops:
-        call = asked_by.get(o.step)  # type: ignore[arg-type]
-        if call and call in att.shares:
-            op_shares[o.id] = att.shares[call]
-        elif call is None:  # no model call asked for it: the targets of its talk
-            k = o.talk if conv.talk(o.talk).stream == "m" else w.roots.get(conv.talk(o.talk).stream)  # type: ignore[arg-type]
-            mine = att.claim.get(k or "", [])
-            if mine:
-                op_shares[o.id] = {t: Fraction(1, len(mine)) for t in mine}
+
+    def talk_targets(o: Any) -> list[str]:  # the targets of the main talk a step is in (or began its stream)
+        k = o.talk if conv.talk(o.talk).stream == "m" else w.roots.get(conv.talk(o.talk).stream)
+        return att.claim.get(k or "", [])
+
+    op_shares = operation_shares(ops, asking_calls(conv.steps), att.shares, talk_targets)
 
     ops_of: dict[str, list[Any]] = {}  # each target's operations, in landing order
     for o in ops:
@@ -486,6 +481,24 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
         basis=_basis(v.read), scores=scores, targets=tuple(outs), goals=tuple(gouts), findings=all_f,
         not_judged=not_judged.amount(), unassigned=unassigned.amount(), unassigned_operations=tuple(o.id for o in ops if o.id not in op_shares),
         judging=_judging(path, stages, prices, conversation.amount()), notes=tuple(notes))
+
+
+def operation_shares(ops: Iterable[Any], asked_by: dict[str, str | None], shares: dict[str, dict[str, Fraction]],
+                     talk_targets: Any) -> dict[str, dict[str, Fraction]]:
+    """Operation id -> the targets whose calls made it, each with its exact share: the share of
+    the call that asked for its step (spec: "those of the calls the target received, with its
+    share when a call was shared"); a step no model call asked for belongs to the targets of its
+    talk (``talk_targets(op)``), split equally. An operation of a call no target received is in
+    none: it is listed for the conversation."""
+    out: dict[str, dict[str, Fraction]] = {}
+    for o in ops:
+        call = asked_by.get(o.step)
+        if call is not None:
+            if call in shares:
+                out[o.id] = shares[call]
+        elif mine := talk_targets(o):
+            out[o.id] = {t: Fraction(1, len(mine)) for t in mine}
+    return out
 
 
 def _with_findings(x: S.TargetStatement, f: tuple[str, ...]) -> S.TargetStatement:
