@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from asz_core.errors import AszError
 from asz_core.judge import person_goals, regroup, runner
 from asz_core.judge.person_goals import LabelFileError
 
@@ -335,3 +336,92 @@ def test_the_command_line(store: Any, tmp_path: Path) -> None:
     assert "bad.yaml" in bad.stderr and "goal P2" in bad.stderr and "\x1b" not in bad.stderr
     shown = CliRunner().invoke(cli.app, ["judge", "-show", res.path.name, "--json"])
     assert json.loads(shown.stdout)["regroup"]["regroup"] == "v1"
+
+
+def test_a_goals_main_target_is_the_judges_when_a_goal_of_the_judge_holds_the_same_targets(store: Any, tmp_path: Path) -> None:
+    def main_cited(a: dict[str, Any]) -> dict[str, Any]:
+        a = json.loads(json.dumps(a))
+        a["goals"] = [{"goal": "new:money", "main_target": "new:rounding", "main_cited": "i1"}]
+        return a
+
+    both = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": "P1", "cites": ["i2"]}],
+                   [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    res = _run(store, _script(tmp_path, [both], targets=main_cited))
+    g1 = json.loads((res.path / "stages" / "targets.json").read_text())["goals"][0]
+    assert (g1["members"], g1["main_target"], g1["main_basis"]) == (["t1", "t2"], "t1", "cited")
+    d = regroup.as_json(regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - money\n")), store=store).file)
+    [p1] = d["comparison"]["goals"]
+    assert (p1["verdict"], p1["main_target"], p1["main_basis"]) == ("matched", "t1", "judge_goal")
+    st = json.loads((res.path / "close.json").read_text())["statement"]
+    assert d["outcomes"][0]["main_final_score"] == st["targets"][0]["outcome"]["final_score"]
+    # the same judge's goal does not make the main target of a person's goal that holds only some of its
+    # targets and another besides: P1 holds t1, P2 holds t2 alone (its only member: main by that)
+    split = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": "P2", "cites": ["i2"]}],
+                    [{"goal": "P1", "worked_on": True, "cites": ["i1"]}, {"goal": "P2", "worked_on": True, "cites": ["i2"]}])
+    res2 = _run(store, _script(tmp_path, [split], targets=main_cited, name="s3.json"))
+    d2 = regroup.as_json(regroup.make(res2.path, person_goals.read(_label(tmp_path, "goals:\n  - a\n  - b\n", "g2.yaml")),
+                                      store=store).file)
+    assert [(g["main_target"], g["main_basis"]) for g in d2["comparison"]["goals"]] == [("t1", "only_member"), ("t2", "only_member")]
+
+    def three(a: dict[str, Any]) -> dict[str, Any]:  # a third target, t3, created by i3 in the judge's g1
+        a = main_cited(a)
+        a["inputs"][2]["actions"].append({"target": "new:csv", "action": "create"})
+        a["targets"].append({"target": "new:csv", "statement": "Check the CSV export", "kind": "question",
+                             "criteria": [{"text": "the CSV export is checked"}], "talks": ["k2"], "state": "open"})
+        return a
+
+    some = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": "P1", "cites": ["i2"]},
+                    {"target": "t3", "goal": "P2", "cites": ["i3"]}],
+                   [{"goal": "P1", "worked_on": True, "cites": ["i1"]}, {"goal": "P2", "worked_on": True, "cites": ["i3"]}])
+    res3 = _run(store, _script(tmp_path, [some], targets=three, name="s4.json"))
+    assert json.loads((res3.path / "stages" / "targets.json").read_text())["goals"][0]["members"] == ["t1", "t2", "t3"]
+    d3 = regroup.as_json(regroup.make(res3.path, person_goals.read(_label(tmp_path, "goals:\n  - a\n  - b\n", "g3.yaml")),
+                                      store=store).file)
+    # P1 holds t1 and t2, g1 holds t3 besides: g1's main target was cited for three targets, not for P1's two
+    assert [(g["goal"], g["verdict"], g["main_target"], g["main_basis"]) for g in d3["comparison"]["goals"]] == [
+        ("P1", "merged", None, "undetermined"), ("P2", "merged", "t3", "only_member")]
+
+
+def test_a_goal_whose_targets_lie_in_several_of_the_judges_goals_is_split(store: Any, tmp_path: Path) -> None:
+    second = next(c for c in YAML(typ="safe").load((ROOT / "examples" / "scripted-5e1f0c2a-second.yaml").read_text())["calls"]
+                  if c["stage"] == "targets")["answer"]  # the judge's two goals: g1 holds t1, g2 holds t2
+    both = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": "P1", "cites": ["i2"]}],
+                   [{"goal": "P1", "worked_on": True, "cites": ["i1"]}, {"goal": "P2", "worked_on": False}])
+    res = _run(store, _script(tmp_path, [both], targets=lambda a: second))
+    assert [g["members"] for g in json.loads((res.path / "stages" / "targets.json").read_text())["goals"]] == [["t1"], ["t2"]]
+    d = regroup.as_json(regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - a\n  - b\n")), store=store).file)
+    p1, p2 = d["comparison"]["goals"]
+    assert (p1["verdict"], p1["judge_groups"], p1["others"], p1["main_basis"]) == ("split", ["g1", "g2"], [], "undetermined")
+    assert (p2["verdict"], p2["targets"]) == ("not_worked_on", [])
+    # the judge's outcome of P1 is its targets' together: the mean of both final scores
+    st = json.loads((res.path / "close.json").read_text())["statement"]
+    from fractions import Fraction
+
+    mean = sum((Fraction(t["outcome"]["final_score"]) for t in st["targets"]), Fraction(0)) / 2
+    assert Fraction(d["outcomes"][0]["mean_final_score"]) == mean
+
+
+def test_a_hostile_answer_is_data_left_out_or_unknown_never_a_crash(store: Any, tmp_path: Path) -> None:
+    ans = _answer([{"target": "t1", "goal": ["P1"] * 100_000, "cites": "i1"}, {"target": ["t2"], "goal": "P1"}, "t2", 7,
+                   {"target": "t2", "goal": 3, "cites": [{"x": 1}, None, "i1"]}],
+                  [{"goal": "P1", "worked_on": "yes", "cites": ["i1"]}, {"goal": {"a": 1}}, None])
+    res = _run(store, _script(tmp_path, [ans]))
+    d = regroup.as_json(regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - a\n")), store=store).file)
+    assert d["status"] == "partial"
+    assert [(p["target"], p["placed"]) for p in d["placements"]] == [("t1", "unknown"), ("t2", "unknown")]
+    assert len(d["placements"][0]["given"].encode()) < 400 and "bytes in all" in d["placements"][0]["given"]
+    assert d["worked_on"][0]["value"] == "not_answered"
+    assert d["comparison"]["unknown"] == ["t1", "t2"]
+
+
+def test_a_run_that_has_not_closed_or_names_no_evaluator_is_not_regrouped(store: Any, tmp_path: Path) -> None:
+    res = _run(store, _script(tmp_path, []))
+    label = person_goals.read(_label(tmp_path, "goals:\n  - a\n"))
+    (res.path / "close.json").rename(tmp_path / "close.json")
+    with pytest.raises(AszError, match="has not closed: a regroup is made over a closed run"):
+        regroup.make(res.path, label, store=store)
+    assert not (res.path / "regroups").exists()
+    (tmp_path / "close.json").rename(res.path / "close.json")
+    with pytest.raises(AszError, match="no evaluator named 'nosuch'|nosuch"):
+        regroup.make(res.path, label, store=store, evaluator="nosuch")
+    assert not (res.path / "regroups").exists()  # nothing reserved before the evaluator is known to work

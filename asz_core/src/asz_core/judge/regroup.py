@@ -25,7 +25,7 @@ from ..convert import dumps, structure, unstructure
 from ..errors import AszError, ConfigError
 from . import config as configs
 from .context import EvaluatorSpec, Meter, Progress, Run, StageCalls, now, parse_evaluator, write_once
-from .judgment import Check, check_notes
+from .judgment import WHERE_BYTES, Check, _bounded, check_notes
 from .person_goals import LabelFile
 from .regroup_compare import Placement, WorkedOn, compare
 from .regroup_files import FILE, VERSION, RegroupFile, RegroupResult, latest, read, reserve, versions
@@ -51,6 +51,9 @@ def _state_dir(run_dir: Path, work: Path, read: dict[str, Any]) -> Path:
                 data["header"] = {**data["header"], "goals": 0, "targets_in_no_goal": len(data["targets"])}
         write_once(state / "stages" / f"{stage}.json", orjson.dumps(data))
     return state
+
+
+_cut = _bounded(WHERE_BYTES)  # what the answer gave, quoted back: cut as a check quotes it, never copied whole
 
 
 def _readable(answer: Any) -> str | None:
@@ -84,7 +87,7 @@ def check(answer: dict[str, Any], goals: tuple[str, ...], targets: list[dict[str
 
     def note(e: dict[str, Any]) -> str | None:
         n = e.get("note")
-        return n if isinstance(n, str) else None
+        return n if isinstance(n, str) else None  # the evaluator's own words, kept once as a stage keeps its notes
 
     placements = []
     for tid in tids:
@@ -100,7 +103,8 @@ def check(answer: dict[str, Any], goals: tuple[str, ...], targets: list[dict[str
         if not isinstance(g, str) or g not in goals:
             why = f"{g!r} is no goal the person gave" if g is not None or "goal" in e else "it names no goal"
             checks.append(Check("changed", tid, f"unknown: {why}"))
-            placements.append(Placement(tid, "unknown", given=str(g) if g is not None else None, reason=why, note=note(e)))
+            placements.append(Placement(tid, "unknown", given=_cut(str(g)) if g is not None else None, reason=_cut(why),
+                                        note=note(e)))
             continue
         cites = person_cites(e)
         if not cites:
