@@ -104,7 +104,7 @@ def test_hook_example_is_a_working_plugin(hook: str) -> None:
         assert (r.exit_code, r.output) == (0, "hello you\n")
         return
     kind = next(k for k, h in KINDS.items() if h == hook)
-    rows = [p for p in Registry(pm).plugins() if p.kind == kind]
+    rows = [p for p in Registry(pm).plugins() if p.kind == kind and p.plugin != "asz_core.builtin"]  # core's own fetchers
     assert len(rows) == 1 and rows[0].plugin.startswith("example_")
 
 
@@ -130,7 +130,13 @@ def test_evaluator_and_fetcher_examples_work(tmp_path: Path) -> None:
     reg = Registry(pm)
     assert reg.evaluator("fixed")().judge(None)["answer"] == {"verdict": "achieved"}
     (tmp_path / "spec.md").write_text("the spec")
-    fetcher = reg.fetcher("file-example")()
-    assert fetcher.accepts(f"file:{tmp_path / 'spec.md'}") and not fetcher.accepts("https://example.org")
-    data, manifest = fetcher.fetch(f"file:{tmp_path / 'spec.md'}")
-    assert data == b"the spec" and manifest["bytes"] == 8
+    fetcher = reg.fetcher("ticket-example")()
+    from asz_core import FetchError, FetchSettings
+
+    settings = FetchSettings(options={"folder": str(tmp_path)})
+    (tmp_path / "OPS-12.md").write_text("the ticket")
+    assert fetcher.accepts("ticket:OPS-12", settings) and not fetcher.accepts("https://example.org", settings)
+    got = fetcher.fetch("ticket:OPS-12", settings)
+    assert got.data == b"the ticket" and got.content_type == "text/markdown" and got.revision == "1"
+    with pytest.raises(FetchError, match="no ticket OPS-13"):
+        fetcher.fetch("ticket:OPS-13", settings)

@@ -287,10 +287,12 @@ def test_run_directory_tools(corpus_store: Any, tmp_path: Path) -> None:
         SubtaskJudgment(stream="a1", kind="child", talks=(), root="k1", started_by=None, giver="m", unattributed=None,
                         targets=(), judged=True, outcome=Decision("completed", ("s9",)), report=Decision("accurate"),
                         used=Decision("used"), dispatch=Decision("right"), label=WorkLabel("productive", step="s9")),)))
-    src = run / "work" / "sources" / "src1"
-    src.mkdir(parents=True)
-    (src / "manifest.json").write_text(json.dumps({"source": "https://example.org/x", "sha256": "0" * 64}))
-    (src / "text.txt").write_text("conclusion: " + "y" * 20000)
+    from asz_core.judge import config as configs
+    from asz_core.judge import sources
+    from asz_core.registry import Registry
+
+    (tmp_path / "note.txt").write_text("conclusion: " + "y" * 20000)
+    sources.save(run, sources.take("src1", str(tmp_path / "note.txt"), configs.Config(), Registry()))
     (tmp_path / "secret.txt").write_text("outside")
     nav = _nav(corpus_store, "258c7280", run_dir=run)
     cat = _ans(nav.call("targets"))
@@ -309,7 +311,7 @@ def test_run_directory_tools(corpus_store: Any, tmp_path: Path) -> None:
     srcs = _ans(nav.call("sources"))
     assert srcs["sources"][0]["id"] == "src1"
     text = _ans(nav.call("sources", {"id": "src1"}))
-    assert text["text"].startswith("conclusion:") and text["next_offset"]
+    assert text["text"].startswith("1: conclusion:") and text["next_line"] == 15 and text["lines"] == 21
     for bad in ("..", "../secret.txt", "/etc/passwd", "src1/../../secret.txt"):
         assert "error" in _ans(nav.call("sources", {"id": bad}))
 

@@ -143,7 +143,7 @@ def _args(data: st.DataObject, tool: str, nav: N.Navigator) -> dict[str, Any]:
     if tool == "targets":
         return d(st.fixed_dictionaries({}, optional={"id": st.text(max_size=4), "page": page}))
     if tool == "sources":
-        return d(st.fixed_dictionaries({}, optional={"id": st.sampled_from(["src1", "..", "../../etc/passwd"]), "offset": st.integers(0, 99)}))
+        return d(st.fixed_dictionaries({}, optional={"id": st.sampled_from(["src1", "..", "../../etc/passwd"]), "line": st.integers(0, 99)}))
     return {}
 
 

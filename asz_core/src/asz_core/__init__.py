@@ -6,16 +6,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .hookspecs import hookimpl
-    from .interfaces import Availability, EvaluatorBackend, RuntimeAdapter, SourceFetcher
+    from .interfaces import Availability, EvaluatorBackend, Fetched, FetchError, FetchSettings, RuntimeAdapter, SourceFetcher
     from .records import Cursor, Entry, Problem, Usage
 
-__all__ = ["hookimpl", "RuntimeAdapter", "EvaluatorBackend", "Availability", "SourceFetcher", "Cursor", "Entry", "Problem", "Usage"]
+__all__ = ["hookimpl", "RuntimeAdapter", "EvaluatorBackend", "Availability", "SourceFetcher", "Fetched", "FetchError", "FetchSettings", "Cursor", "Entry", "Problem", "Usage"]
 __version__ = "0.1.0"
 
 # Imported when first asked for: a command that needs none of them (`asz ledger --json` over kept
 # summaries) does not pay for pluggy and the plugin interfaces.
 _WHERE = {"hookimpl": "hookspecs", "RuntimeAdapter": "interfaces", "EvaluatorBackend": "interfaces",
-          "Availability": "interfaces", "SourceFetcher": "interfaces", "Cursor": "records", "Entry": "records",
+          "Availability": "interfaces", "SourceFetcher": "interfaces", "Fetched": "interfaces", "FetchError": "interfaces",
+          "FetchSettings": "interfaces", "Cursor": "records", "Entry": "records",
           "Problem": "records", "Usage": "records"}
 
 

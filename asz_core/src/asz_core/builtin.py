@@ -1,5 +1,16 @@
-"""Plugins asz_core registers in-process, through the same hooks any plugin uses.
+"""Plugins asz_core registers in-process, through the same hooks any plugin uses: core's source
+fetchers (``file``, ``http``, ``command``: :mod:`asz_core.fetchers`), so a file and a plain URL
+need no setting."""
 
-Nothing here yet: the local-file source fetcher and the scripted evaluator arrive with the
-stages that use them.
-"""
+from __future__ import annotations
+
+from typing import Any
+
+from .hookspecs import hookimpl
+
+
+@hookimpl
+def asz_source_fetchers() -> Any:
+    from .fetchers import FETCHERS
+
+    return list(FETCHERS)

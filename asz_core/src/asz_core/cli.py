@@ -198,6 +198,38 @@ def compare_cmd(
     _emit(d if json else compare_report.compare_text(d), json)
 
 
+sources_app = typer.Typer(no_args_is_help=True, add_completion=False, context_settings=HELP,
+                          help="Sources a run is judged against (an incident report, a ticket): `asz sources fetch SRC`.")
+app.add_typer(sources_app, name="sources")
+
+
+@sources_app.command("fetch")
+def sources_fetch(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="A path, an http or https URL, or what a fetch command of asz.yaml takes.")],
+    config: Annotated[Optional[Path], typer.Option("--config", help="Configuration file (its fetch: section; default: ./asz.yaml, else $ASZ_HOME/asz.yaml).")] = None,
+    json: Json = False,
+) -> None:
+    """Fetch one source as a run would, and print its manifest and the first lines of its text (nothing is saved).
+
+    Checks a configured fetch command before judging with it. Exits 1 when the source cannot be fetched.
+    """
+    from .commands import registry_of
+    from .judge import config as configs
+    from .judge import sources, sources_report
+    from .convert import unstructure
+
+    cfg = configs.load(config)
+    copy = sources.take("src1", sources.resolve(source), cfg, registry_of(ctx))
+    m = unstructure(copy.manifest)
+    if json:
+        _emit(m, True)
+    else:
+        out.print(sources_report.manifest_text(m, copy.text), highlight=False, soft_wrap=True)
+    if copy.manifest.status != "saved":
+        raise typer.Exit(1)
+
+
 from .judge import cli as judge_cli  # noqa: E402
 
 judge_app = typer.Typer(cls=judge_cli.JudgeGroup, no_args_is_help=True, add_completion=False, context_settings=HELP,

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from attrs import frozen
+from attrs import field, frozen
 
 from .records import Cursor, Entry, Problem
 
@@ -144,18 +144,75 @@ class EvaluatorBackend(ABC):
         """Run one call and return its result; raise EvaluatorError when it failed."""
 
 
-class SourceFetcher(ABC):
-    """Fetches one source (a file, a URL, ...) to judge a conversation against.
+@frozen
+class FetchSettings:
+    """What a fetcher is given besides the source: its bounds and its section of asz.yaml. asz
+    fills it from ``fetch:`` in asz.yaml (docs/sources.md); a fetcher honours every bound."""
 
-    It is given the source only, never the conversation.
+    max_bytes: int = 8 << 20
+    """The most bytes a copy keeps: a larger source is saved cut, saying so (``Fetched.cut``)."""
+    connect_timeout: float = 10.0
+    """Seconds to connect (HTTP) or to start (a command)."""
+    read_timeout: float = 30.0
+    """Seconds a read may wait for the next bytes (HTTP)."""
+    total_seconds: float = 120.0
+    """Seconds one fetch may take in all, however its bytes trickle in (HTTP, a command)."""
+    redirects: int = 5
+    """Redirects an HTTP fetch follows at most; never one to another scheme."""
+    options: Mapping[str, Any] = field(factory=dict)
+    """The fetcher's own section of asz.yaml: ``fetch: {commands: [...]}`` for ``command``,
+    ``fetch: {NAME: {...}}`` for a third party's fetcher named NAME."""
+
+
+@frozen
+class Fetched:
+    """What a fetcher gives back: the bytes it took (at most ``max_bytes``) and what it knows of
+    them. Everything but ``data`` and ``how`` may be unknown (None)."""
+
+    data: bytes
+    how: str
+    """How it was fetched, in words a person reads: ``read /x/note.md``, ``GET https://... (200)``,
+    ``command acme-fetch (exit 0)``."""
+    cut: bool = False
+    """The source held more than ``max_bytes``: ``data`` is its first ``max_bytes``."""
+    size: int | None = None
+    """The source's whole size when known (a file's, a Content-Length)."""
+    content_type: str | None = None
+    """As the source said it (a Content-Type); None: asz guesses from the bytes and the name."""
+    location: str | None = None
+    """Where the bytes came from in the end: the resolved path, the URL after redirects."""
+    revision: str | None = None
+    """What the source says of its revision (an ETag, a version, a ticket's update number)."""
+    published: str | None = None
+    """What the source says of when it was published or last changed (Last-Modified)."""
+    author: str | None = None
+    """Who the source says wrote it."""
+
+
+class FetchError(Exception):
+    """A source that cannot be fetched; the message says why, in words a person reads. asz keeps
+    the source as failed with this reason (its comparison is then unavailable)."""
+
+
+class SourceFetcher(ABC):
+    """Fetches one source (a file, a URL, a ticket) to judge a conversation against.
+
+    It is given the source and its settings only, never the conversation. asz asks the fetchers
+    in ``order`` (lowest first, then by name) whether they ``accept`` a source, and the first
+    that does fetches it; asz then saves the copy, its manifest and its text
+    (:mod:`asz_core.judge.sources`), so a fetcher only brings the bytes and what it knows of them.
     """
 
     name: ClassVar[str]
+    order: ClassVar[int] = 50
+    """Who is asked first: core's ``command`` is 10 (a configured prefix wins over plain https),
+    ``http`` 80, ``file`` 90; a third party's fetcher 50 unless it says otherwise."""
 
     @abstractmethod
-    def accepts(self, source: str) -> bool:
-        """Whether this fetcher can fetch ``source``."""
+    def accepts(self, source: str, settings: FetchSettings) -> bool:
+        """Whether this fetcher fetches ``source`` (cheap: no I/O beyond a look at the settings)."""
 
     @abstractmethod
-    def fetch(self, source: str) -> Any:
-        """Fetch ``source``; return its bytes with a manifest."""
+    def fetch(self, source: str, settings: FetchSettings) -> Fetched:
+        """Fetch ``source`` within ``settings``' bounds; raise :class:`FetchError` saying why when
+        it cannot be fetched."""

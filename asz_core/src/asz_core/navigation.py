@@ -868,24 +868,58 @@ class Navigator:
                                           for r in rows if r["judged"]}
         return self._cache["achievement"]
 
-    def _sources(self, id: Any = None, offset: Any = 0) -> dict[str, Any]:  # noqa: A002
-        """Saved sources: the list, or one source's text, paged by byte offset."""
-        base = self.run_dir / "work" / "sources" if self.run_dir else None
-        found = sorted(p.name for p in base.iterdir() if p.is_dir()) if base and base.is_dir() else []
+    def _sources(self, id: Any = None, line: Any = 1, page: Any = 1) -> dict[str, Any]:  # noqa: A002
+        """Saved sources: the list (each with its manifest's facts, a failed one with why), or one
+        source's text from line ``line`` on, each line numbered, as many whole lines as fit a page."""
+        from .judge.source_files import read_saved, text_of
+
+        saved = read_saved(self.run_dir) if self.run_dir else []
         if id is None:
-            rows = []
-            for name in found:
-                man = self._run_json(f"work/sources/{name}/manifest.json")
-                rows.append({"id": name, "manifest": man if isinstance(man, dict) else None})
+            rows = [_source_row(s) for s in saved]
             if not rows:
                 return {"sources": [], "note": "this run was given no sources"}
-            return self._page(self._pages("sources", lambda: rows, "sources"), 1, "sources")
-        if not isinstance(id, str) or id not in found:
-            raise NavError(f"no source {id!r}" + ("" if found else ": this run was given no sources"))
-        p = (base / id / "text.txt").resolve()  # type: ignore[operator]
-        if not p.is_relative_to(self.run_dir) or not p.is_file():  # type: ignore[arg-type]
-            raise NavError(f"source {id} has no saved text")
-        return self._slice(p.read_bytes(), offset, {"source": id})
+            return self._page(self._pages("sources", lambda: rows, "sources"), page, "sources")
+        got = next((s for s in saved if s.id == id), None) if isinstance(id, str) else None
+        if got is None:
+            raise NavError(f"no source {_clip(_printable(str(id)), 80)!r}" + ("" if saved else ": this run was given no sources"))
+        if not got.usable:
+            raise NavError(f"source {id} has no saved text: {got.why_unavailable}; its comparison is unavailable")
+        key = ("source", id)
+        if key not in self._cache:
+            self._cache[key] = text_of(self.run_dir, id).split("\n")[:-1]  # type: ignore[arg-type]
+        lines = self._cache[key]
+        first = _int(line, "line", 1)
+        if first > max(len(lines), 1):
+            raise NavError(f"line {first} is past the end ({len(lines)} lines)")
+        out, size, n = [], 0, first
+        while n <= len(lines):
+            b = f"{n}: {lines[n - 1]}\n"
+            size += len(b.encode("utf-8"))
+            if out and size > PAGE_BYTES - 2048:
+                break
+            out.append(b)
+            n += 1
+        return {"source": id, "lines": len(lines), "from": first, "to": n - 1,
+                "next_line": n if n <= len(lines) else None, "text": "".join(out)}
+
+
+def _source_row(s: Any) -> dict[str, Any]:
+    """A source as the list shows it: its manifest's facts, or why it is unavailable."""
+    m = s.manifest
+    if m is None:
+        return {"id": s.id, "status": "unreadable", "why": s.problem, "comparison": "unavailable"}
+    row: dict[str, Any] = {"id": s.id, "source": _clip(m.source, 400), "status": m.status, "taken": m.taken,
+                           "content_type": m.content_type, "bytes": m.bytes, "cut": m.cut, "sha256": m.sha256}
+    if m.text is not None:
+        row["lines"] = m.text.lines
+        row["text_sha256"] = m.text.sha256
+    said = {k: _clip(v, 300) for k, v in (("title", m.says.title), ("author", m.says.author),
+                                          ("published", m.says.published), ("revision", m.says.revision)) if v}
+    if said:
+        row["says"] = said
+    if not s.usable:
+        row |= {"why": m.why, "comparison": "unavailable"}
+    return {k: v for k, v in row.items() if v is not None}
 
 
 def _decision_row(d: dict[str, Any]) -> dict[str, Any]:
@@ -954,9 +988,9 @@ def targets(nav: Navigator, id: str | None = None, page: int = 1, offset: int = 
     return nav.call("targets", {"id": id, "page": page, "offset": offset})
 
 
-def sources(nav: Navigator, id: str | None = None, offset: int = 0) -> str:  # noqa: A002
-    """The saved sources, or one source's text paged by byte offset."""
-    return nav.call("sources", {"id": id, "offset": offset})
+def sources(nav: Navigator, id: str | None = None, line: int = 1, page: int = 1) -> str:  # noqa: A002
+    """The saved sources, or one source's text in numbered lines from ``line`` on."""
+    return nav.call("sources", {"id": id, "line": line, "page": page})
 
 
 def open_navigator(conversation: str, head: str | int | None = None, window: str | None = None, *,

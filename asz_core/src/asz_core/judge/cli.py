@@ -52,6 +52,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         stages: Annotated[Optional[str], typer.Option("--stages", help="Comma-separated stages to run (default: all six; the others are written skipped).")] = None,
         mode: Annotated[Optional[str], typer.Option("--mode", help="judge.mode: auto, single or stream.")] = None,
         prices: Annotated[Optional[Path], typer.Option("--prices", help="Price file instead of the shipped snapshot.")] = None,
+        source: Annotated[Optional[list[str]], typer.Option("--source", help="A source to judge against: a path or an http(s) URL, or what a fetch command of asz.yaml takes (repeatable; besides asz.yaml's sources:).")] = None,
         show: Annotated[Optional[str], typer.Option("-show", "--show", help="Render a run: its directory, id or id prefix.")] = None,
         json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
         goals: Annotated[Optional[Path], typer.Option("--goals", help="The person's label file (goals: a list of goals in your words): regrouped once the run closes, never shown to its stages.")] = None,
@@ -90,7 +91,8 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         opts = runner.JudgeOptions(
             conversation, head=head, window=window, evaluator=evaluator, stage_evaluators=per_stage, config=config,
             stages=tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None,
-            prices=str(prices) if prices else None, settings={"judge.mode": mode} if mode else {}, goals=goals)
+            prices=str(prices) if prices else None, settings={"judge.mode": mode} if mode else {}, goals=goals,
+            sources=tuple(source or ()))
         say = None if json else (lambda line: err.print(escape(line), highlight=False))  # wrapped to the terminal
         result = runner.judge(opts, registry=registry, progress=say)
         d = runner.read_run(result.path)

@@ -19,6 +19,20 @@ file. A path inside the file (a scripted evaluator's script) is read relative to
         targets: scripted:examples/scripts/5e1f0c2a.yaml
     evaluators:               # options per backend name
       scripted: {script: examples/scripts/5e1f0c2a.yaml}
+    sources:                  # what the run is judged against (--source adds to them)
+      - incident.md           # a file, relative to this file
+      - https://acme.atlassian.net/browse/OPS-12
+    fetch:                    # how sources are fetched (docs/sources.md)
+      max_bytes: 8388608      # a copy keeps at most this, and says it was cut
+      connect_timeout: 10
+      read_timeout: 30
+      total_seconds: 120
+      redirects: 5
+      commands:               # login-required sources: argv, never a shell, given only the source
+        - prefix: "https://acme.atlassian.net/"
+          argv: ["acme-fetch", "{source}"]
+          env: {ACME_CONFIG: /home/me/.acme}   # the command's whole environment, with pass:
+          pass: [HOME]                         # variables copied from asz's own environment
 """
 
 from __future__ import annotations
@@ -83,6 +97,51 @@ class JudgeConfig:
     """An evaluator per stage, overriding ``evaluator``."""
 
 
+def _positive_number(inst: Any, att: attrs.Attribute, value: float) -> None:  # type: ignore[type-arg]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"fetch.{att.name} must be a positive number, got {value!r}")
+
+
+def _redirects(inst: Any, att: attrs.Attribute, value: int) -> None:  # type: ignore[type-arg]
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 20:
+        raise ValueError(f"fetch.redirects must be an integer from 0 to 20, got {value!r}")
+
+
+def _commands(inst: Any, att: attrs.Attribute, value: list[dict[str, Any]]) -> None:  # type: ignore[type-arg]
+    for n, c in enumerate(value, 1):
+        where = f"fetch.commands[{n}]"
+        if not isinstance(c, dict):
+            raise ValueError(f"{where} must be a mapping with prefix: or scheme:, and argv:")
+        if not any(isinstance(c.get(k), str) and c.get(k) for k in ("prefix", "scheme")):
+            raise ValueError(f"{where} names neither a prefix: nor a scheme: it would match nothing")
+        argv = c.get("argv")
+        if not (isinstance(argv, list) and argv and all(isinstance(a, str) and a for a in argv)):
+            raise ValueError(f"{where}.argv must be a list of words (the program first), such as [acme-fetch, '{{source}}']")
+        if not isinstance(c.get("env") or {}, dict) or not isinstance(c.get("pass") or [], list):
+            raise ValueError(f"{where}: env: must be a mapping and pass: a list of variable names")
+        sec = c.get("seconds")
+        if sec is not None and (isinstance(sec, bool) or not isinstance(sec, (int, float)) or sec <= 0):
+            raise ValueError(f"{where}.seconds must be a positive number, got {sec!r}")
+        unknown = set(c) - {"prefix", "scheme", "argv", "env", "pass", "seconds", "content_type"}
+        if unknown:
+            raise ValueError(f"{where} has keys asz does not read: {', '.join(sorted(map(str, unknown)))}")
+
+
+@frozen
+class FetchConfig:
+    """The ``fetch`` section: how sources are fetched (:class:`asz_core.interfaces.FetchSettings`)."""
+
+    max_bytes: int = field(default=8 << 20, validator=_positive_number)
+    connect_timeout: float = field(default=10.0, validator=_positive_number)
+    read_timeout: float = field(default=30.0, validator=_positive_number)
+    total_seconds: float = field(default=120.0, validator=_positive_number)
+    redirects: int = field(default=5, validator=_redirects)
+    commands: list[dict[str, Any]] = field(factory=list, validator=_commands)
+    """Login-required sources: ``{prefix or scheme, argv, env, pass, seconds, content_type}``."""
+    plugins: dict[str, Any] = field(factory=dict)
+    """A third party's fetcher's options, by its name."""
+
+
 @frozen
 class Config:
     """A whole ``asz.yaml``."""
@@ -90,6 +149,9 @@ class Config:
     judge: JudgeConfig = JudgeConfig()
     evaluators: dict[str, dict[str, Any]] = field(factory=dict)
     """Options per evaluator backend name (``scripted: {script: FILE}``)."""
+    sources: tuple[str, ...] = ()
+    """Sources to judge against (a relative path is read relative to the file)."""
+    fetch: FetchConfig = FetchConfig()
     source: str | None = None
     """The file this was read from (None: defaults only). Not read from the file."""
 
@@ -142,12 +204,14 @@ def load(path: Path | None = None, *, overrides: dict[str, Any] | None = None) -
         cfg = structure(data, Config)
     except RecordError as exc:
         msg = str(exc)
-        j = data.get("judge")
-        if isinstance(j, dict) and "invalid value" in msg:  # a validator's own message says more
-            try:
-                JudgeConfig(**j)
-            except ValueError as inner:
-                msg = str(inner)
+        for key, cls in (("judge", JudgeConfig), ("fetch", FetchConfig)):
+            j = data.get(key)
+            if isinstance(j, dict) and "invalid value" in msg:  # a validator's own message says more
+                try:
+                    cls(**j)
+                except (ValueError, TypeError) as inner:
+                    msg = str(inner)
+                    break
         raise ConfigError(f"{src or 'configuration'}: {msg}") from exc
     if src is not None:
         cfg = attrs.evolve(cfg, source=str(src.resolve()))

@@ -795,6 +795,8 @@ class RunFile:
     pid: int | None = None
     """The process that ran it, on ``host``: ``asz runs`` tells a run still going from one that died."""
     host: str | None = None
+    sources: tuple[str, ...] = ()
+    """The sources it was given, in order (src1, src2, ...): saved in work/sources/."""
 
 
 @frozen

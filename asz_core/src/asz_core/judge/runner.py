@@ -56,6 +56,8 @@ class JudgeOptions:
     """Flat overrides of the configuration (``judge.mode``: ``stream``)."""
     goals: Path | None = None
     """The person's label file: regrouped once the run closes, never shown to its stages (docs/regroup.md)."""
+    sources: tuple[str, ...] = ()
+    """``--source PATH|URL``: judged against besides asz.yaml's ``sources:``."""
 
 
 @frozen
@@ -134,6 +136,9 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
                         options.stage_evaluators.get("targets") or options.evaluator or cfg.evaluator_for("targets"))
         if not regroup_with:
             raise ConfigError("--goals: no evaluator to regroup with: give --evaluator NAME (the targets stage's is used)")
+    from .sources import save_all, sources_of
+
+    given_sources = sources_of(cfg, options.sources)
     kit = Kit.load()
     store = store or Store.open()
     w = windows.build(store, options.conversation, options.head, options.window)
@@ -154,15 +159,22 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
                  prices=PriceRef(name=prices.file.name, path=prices.file.path, sha256=prices.file.sha256),
                  kit=kit.digest, kit_path=str(kit.path), config=configs.to_json(cfg), stages=asked, evaluators=evals,
                  plugins=_plugin_versions(registry), asz=asz_version, started=started, pid=os.getpid(),
-                 host=socket.gethostname())
+                 host=socket.gethostname(), sources=tuple(given_sources))
     write_once(path / "run.json", dumps(rf, indent=True) + b"\n")
+    # Every source is saved before any evaluator runs: a run whose reference stage never runs
+    # still holds what it was given.
+    saved = save_all(path, given_sources, cfg, registry, progress)
+    usable = [m for m in saved if m.status == "saved"]
     run = Run(path, w, store, cfg, kit, prices, adapter, registry, window_text, progress)
     statuses: dict[str, str] = {}
     for stage in configs.STAGES:
         if stage not in asked:
             sf = run.stage_file(stage, "skipped", "not asked for (--stages)")
-        elif stage in SOURCE_STAGES:
+        elif stage in SOURCE_STAGES and not saved:
             sf = run.stage_file(stage, "skipped", "no sources were given")
+        elif stage in SOURCE_STAGES and not usable:
+            sf = run.stage_file(stage, "skipped", "no source could be saved, so every comparison is unavailable: "
+                                + "; ".join(f"{m.id}: {m.why}" for m in saved))
         elif stage not in BUILT:
             sf = run.stage_file(stage, "skipped", "not built yet")
         else:
