@@ -105,8 +105,13 @@ def test_a_slow_answer_times_out() -> None:
 
 
 def test_a_50_mb_body_is_saved_cut_at_the_bound() -> None:
+    from asz_core.fetchers import HttpFetcher
+    from asz_core.interfaces import FetchSettings
+
     with serving() as base:
         copy = take(f"{base}/big", cfg_with(max_bytes=1 << 20))
+        own = HttpFetcher().fetch(f"{base}/big", FetchSettings(max_bytes=1000))  # the fetcher keeps its bound itself
+    assert own.cut and len(own.data) == 1000
     m = copy.manifest
     assert m.status == "saved" and m.cut and m.bytes == 1 << 20 and m.size == BIG and len(copy.data) == 1 << 20
 
