@@ -9,8 +9,6 @@ from typing import Annotated, Optional
 
 import orjson
 import typer
-from rich.console import Console
-from rich.text import Text
 
 recorder_app = typer.Typer(no_args_is_help=True, add_completion=False,
                            help="The Claude Code recorder plugin: change and execution records per tool call.")
@@ -45,14 +43,16 @@ def _both(user: bool, project: Path | None) -> None:
 
 def _emit(r: object, json: bool) -> None:
     from asz_core.convert import unstructure
+    from asz_core.tables import InertText as Text, console
+    from asz_core.terminal_text import json_inert
 
     d = unstructure(r)
     if json:
-        sys.stdout.write(orjson.dumps(d, option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(json_inert(orjson.dumps(d, option=orjson.OPT_INDENT_2).decode()) + "\n")
         return
     lines = [f"recorder {d['action']} ({d['scope']} scope, via {d['via']}): {d['settings']}",
              f"plugin: {d['plugin_dir']}", f"hook command: {d['hook_command']}"]
-    con = Console(highlight=False)
+    con = console(highlight=False)
     con.print(Text("\n".join(lines)), soft_wrap=True)  # paths and the command whole on their lines, to copy; never markup
     for n in d["notes"]:
         con.print(Text(f"note: {n}"))

@@ -10,7 +10,6 @@ from typing import Annotated, Optional
 
 import orjson
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from . import api, ledger_report, report
@@ -19,6 +18,8 @@ from . import ledger as ledgers
 from . import pricing, times
 from .commands import AszGroup
 from .errors import AszError, os_error_text
+from .tables import console
+from .terminal_text import inert, json_inert
 
 HELP = {"help_option_names": ["-h", "--help"]}
 """-h and --help on every command (click hands it down to sub-commands, plugins' too)."""
@@ -26,14 +27,14 @@ HELP = {"help_option_names": ["-h", "--help"]}
 # join core's through AszGroup, loaded only when asked for.
 app = typer.Typer(cls=AszGroup, no_args_is_help=True, add_completion=False, context_settings=HELP,
                   help="Judge recorded coding-agent conversations. Start with `asz collect`, then `asz conversations`.")
-out = Console()
-err = Console(stderr=True)
+out = console()
+err = console(stderr=True)
 
 
 def _version(value: bool) -> None:
     if value:
         v = api.versions()
-        sys.stdout.write(report.versions_text(v) + "\n")
+        sys.stdout.write(inert(report.versions_text(v)) + "\n")
         raise typer.Exit()
 
 
@@ -58,7 +59,7 @@ def collect(
     with report.progress_bar(out, enabled=not json) as progress:
         result = api.collect_paths(paths, runtime=runtime, progress=progress)
     for p in result.problems:
-        err.print(f"[yellow]warning:[/] {escape(str(p))}", highlight=False)
+        err.print(f"[yellow]warning:[/] {escape(inert(p, one_line=True))}", highlight=False)
     _emit(report.collect_json(result) if json else report.collect_table(result, convs.short_ids()), json)
     if result.read_nothing:
         raise typer.Exit(1)
@@ -258,14 +259,14 @@ def judge_mcp(
 
 def _emit(thing: object, json: bool) -> None:
     if json:
-        sys.stdout.write(orjson.dumps(thing, option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(json_inert(orjson.dumps(thing, option=orjson.OPT_INDENT_2).decode()) + "\n")
     else:
         out.print(thing)
 
 
 def _warn(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:
     # A plugin that failed to load (or any other warning) reads as one line, like collect's own.
-    err.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False)
+    err.print(f"[yellow]warning:[/] {escape(inert(message, one_line=True))}", highlight=False)
 
 
 def main() -> None:

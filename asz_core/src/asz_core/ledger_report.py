@@ -13,7 +13,6 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from rich.console import Group
-from rich.text import Text
 
 from .conversations import AllLedger
 from .ledger import Ledger, Row, Tally, rows, share
@@ -24,6 +23,7 @@ from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those
 from .pricing import PriceFile, UpdateResult
 from .records import USAGE_TYPES
 from .tables import Col, FitTable, folder, plural, short_paths, when, zone_label
+from .tables import InertText as Text  # every text of a report inert (terminal_text)
 
 # --- tables ------------------------------------------------------------------------------------
 

@@ -99,11 +99,17 @@ def run(command: str, opts: dict[str, Any], args: list[str]) -> int:
 def _print_json(thing: object) -> None:
     import orjson
 
-    sys.stdout.write(orjson.dumps(thing, option=orjson.OPT_INDENT_2).decode() + "\n")
+    from .terminal_text import json_inert
+
+    sys.stdout.write(json_inert(orjson.dumps(thing, option=orjson.OPT_INDENT_2).decode()) + "\n")
 
 
 def _say(label: str, color: str, text: str) -> None:
-    # As the full CLI says it (rich: coloured on a terminal), one line each.
+    # As the full CLI says it (rich: coloured on a terminal), one line each, inert as every line
+    # printed for a person (a file name may hold an escape sequence).
+    from .terminal_text import inert
+
+    text = inert(text, one_line=True)
     colored = sys.stderr.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
     head = f"\x1b[{color}m{label}\x1b[0m" if colored else label
     sys.stderr.write(f"{head} {text}\n")

@@ -8,7 +8,6 @@ from typing import Any
 
 from rich.console import Console, Group
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
-from rich.text import Text
 
 from . import times
 from .assembly import Conversation
@@ -20,6 +19,7 @@ from .ledger_report import BLIND_NOTE, blind, money, money_cell, unknown_notes
 from .records import USAGE_TYPES
 from .registry import PluginInfo
 from .tables import Col, FitTable, folder, plural, when, zone_label
+from .tables import InertText as Text  # every text of a report inert (terminal_text)
 from .textclip import one_line
 
 CLIP = 200  # bytes of an input or reply shown in a talk row

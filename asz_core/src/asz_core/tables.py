@@ -8,7 +8,10 @@ the wrapping ones (rich's own sharing narrows the widest below what its words ne
 
 Notes are printed once under the table (what an unknown count means, what is left out), never
 as a mark on every figure; a column's own ``note`` (what it means) only when it is drawn.
-Cells are text as it is, never rich markup.
+Cells are text as it is, never rich markup, and inert (:mod:`.terminal_text`: a control character
+or a bidirectional override of a transcript is shown escaped, and measured as shown). Every
+console asz prints to a person with is :func:`console`'s: it makes every segment it writes inert
+(whatever renderable it came from), and never turns ``:100:`` into an emoji.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ from typing import Any
 from attrs import frozen
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 from . import times
+from .terminal_text import UNSAFE, inert
 
 TEXT_MIN = 16
 """The narrowest a wrapping text column is drawn (its words fold below that)."""
@@ -64,8 +69,9 @@ class FitTable:
         self.rows: list[tuple[dict[str, Cell], str | None]] = []
 
     def add_row(self, cells: dict[str, Any], style: str | None = None) -> None:
-        # a cell is text as it is, never rich markup: a path or an input may hold "[bold]" or "[/x]"
-        self.rows.append(({k: v if isinstance(v, Text) else Text(str(v)) for k, v in cells.items()}, style))
+        # a cell is text as it is, never rich markup: a path or an input may hold "[bold]" or "[/x]";
+        # inert before it is measured, so a column is as wide as what it shows
+        self.rows.append(({k: inert_text(v) if isinstance(v, Text) else Text(inert(v)) for k, v in cells.items()}, style))
 
     def needed(self, layout: Sequence[str]) -> int:
         """The narrowest this layout can be drawn with its ids and money whole."""
@@ -155,9 +161,57 @@ def _width(cell: Cell) -> int:
     return max((cell_len(line) for line in _plain(cell).split("\n")), default=0)
 
 
+def inert_text(t: Text) -> Text:
+    """A rich Text with each character of :data:`~.terminal_text.UNSAFE` shown as its escape, its
+    styles kept on what they styled."""
+    if UNSAFE.search(t.plain) is None:
+        return t
+    cuts = sorted({i for m in UNSAFE.finditer(t.plain) for i in (m.start(), m.end())})
+    out = Text(style=t.style, justify=t.justify, overflow=t.overflow, no_wrap=t.no_wrap, end=t.end)
+    for piece in t.divide(cuts):
+        if UNSAFE.fullmatch(piece.plain):
+            piece = Text(inert(piece.plain), style=piece.spans[0].style if piece.spans else "")
+        out.append_text(piece)
+    return out
+
+
+class InertText(Text):
+    """A rich Text whose words are inert as they come in (rich itself drops a BEL or a carriage
+    return without a trace: here they are shown). What every report builds its text with."""
+
+    def __init__(self, text: str = "", *args: Any, **kwargs: Any) -> None:
+        super().__init__(inert(text), *args, **kwargs)
+
+    def append(self, text: Any, style: Any = None) -> Text:
+        return super().append(inert(text) if isinstance(text, str) else text, style)
+
+
+class InertConsole(Console):
+    """A console that writes nothing a terminal would act on: every segment but rich's own
+    control ones (a progress bar's cursor moves) goes through :func:`~.terminal_text.inert`
+    before it is written or recorded, and emoji shortcodes stay text (``file.jsonl:1234:``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("emoji", False)
+        super().__init__(*args, **kwargs)
+
+    def _check_buffer(self) -> None:  # rich's one way from the buffer to the file and the record
+        if not self._buffer_index:
+            buf = self._buffer
+            for i, seg in enumerate(buf):
+                if not seg.control and UNSAFE.search(seg.text) is not None:
+                    buf[i] = Segment(inert(seg.text), seg.style, seg.control)
+        super()._check_buffer()
+
+
+def console(*, stderr: bool = False, **kwargs: Any) -> Console:
+    """The console asz prints to a person with (:class:`InertConsole`)."""
+    return InertConsole(stderr=stderr, **kwargs)
+
+
 def render(thing: Any, width: int) -> str:
     """What ``thing`` prints as at ``width`` columns, as plain text (for tests and --width)."""
-    con = Console(width=width, record=True, color_system=None, force_terminal=False, file=_Null())
+    con = console(width=width, record=True, color_system=None, force_terminal=False, file=_Null())
     con.print(thing)
     return con.export_text()
 

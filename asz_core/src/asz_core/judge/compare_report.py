@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
-from rich.text import Text
 
 from ..tables import Col, FitTable, plural
+from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 
 _MATCH = {"a": Col("target"), "b": Col("target"), "level": Col("level", wrap=True, min=8), "class": Col("class", wrap=True, min=8),
           "basis": Col("basis", wrap=True, min=8), "met": Col("met"), "rework": Col("rework"), "final": Col("final score")}

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
-from rich.text import Text
 
 from ..tables import Col, FitTable, plural
+from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 
 _SIDE = {"target": Col("target"), "statement": Col("statement", wrap=True, min=16), "judge": Col("judge's goal"),
          "person": Col("person's goal", wrap=True, min=10), "why": Col("cites / why", wrap=True, min=12)}

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
-from rich.markup import escape
-from rich.text import Text
 
 from ..records import USAGE_TYPES
 from ..tables import Col, FitTable, plural
+from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 
 _STAGE_COLS = {"stage": Col("stage"), "status": Col("status"), "calls": Col("calls"), "prompt": Col("largest prompt", right=True),
                "consumed": Col("consumed", wrap=True, min=14), "why": Col("why / note", wrap=True, min=16)}
@@ -63,13 +62,12 @@ def run_text(d: dict[str, Any]) -> Group:
         if sf.get("note"):
             why = (why + "; " if why else "") + f"{plural(len(sf['note']), 'check')}: " + "; ".join(sf["note"][:3]) + (" …" if len(sf["note"]) > 3 else "")
         c = r.get("consumed") or {}
-        why = escape(why)
         t.add_row({"stage": name, "status": sf.get("status", "?"),
                    "calls": f"{r.get('calls', 0)} ({plural(r.get('attempts', 0), 'attempt')})" if r.get("calls") else "—",
                    "prompt": f"{r.get('largest_prompt_bytes', 0):,} B" if r.get("calls") else "—",
                    "consumed": f"{plural(c.get('requests', 0), 'request')}, {sum(c.get(k, 0) for k in USAGE_TYPES):,} tokens, "
                                f"read {r.get('read_bytes', 0):,} B" if r.get("calls") else "—",
-                   "why": Text.from_markup(why) if why else ""})
+                   "why": Text(why) if why else ""})
     parts.append(t)
     tg = stages.get("targets")
     if tg and tg.get("status") in ("complete", "partial"):
@@ -115,10 +113,10 @@ def targets_text(tg: dict[str, Any]) -> Group:
             asks = next((e["statement"] for e in reversed(g.get("evolution", [])) if e.get("statement")), "")
             main = (f"main target {g['main_target']} ({g.get('main_basis', '').replace('_', ' ')}"
                     + (f" {g['main_cited']})" if g.get("main_cited") else ")")) if g.get("main_target") else "main target undetermined"
-            title = escape(f"{gid}: {asks} ({main})")
+            title = f"{gid}: {asks} ({main})"
         else:
             title = "in no goal"
-        tables.append(Text.from_markup(title, style="bold"))
+        tables.append(Text(title, style="bold"))
         t = FitTable(_TARGET_COLS, (("target", "state", "statement", "criteria", "talks", "inputs"),
                                     ("target", "state", "statement", "criteria"), ("target", "statement", "criteria")), lines=True)
         for x in members:

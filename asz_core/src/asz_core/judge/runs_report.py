@@ -7,9 +7,9 @@ from typing import Any
 
 from attrs import asdict
 from rich.console import Group
-from rich.text import Text
 
 from ..tables import Col, FitTable, plural, when, zone_label
+from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 from .runs import CONSUMED_KEYS, RunRow
 from .statement_text import score_text
 

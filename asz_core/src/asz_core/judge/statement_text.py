@@ -11,10 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
-from rich.markup import escape
-from rich.text import Text
 
 from ..tables import Col, FitTable
+from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 from .outcomes import not_judged
 
 CLASS_STYLE = {"contradicted": "bold red", "reverted": "red", "not_achieved": "red", "partial": "yellow",
@@ -112,7 +111,7 @@ def statement_text(st: dict[str, Any]) -> Group:
         parts.append(title)
         parts.append(_targets_table(members, unit, last=n == len(groups), st=st))
         for t in members:
-            parts.append(Text.assemble((f"{t['id']} ", "bold"), escape(t.get("statement") or ""), style=""))
+            parts.append(Text.assemble((f"{t['id']} ", "bold"), t.get("statement") or "", style=""))
             for fid in t.get("findings", []):
                 f = findings.get(fid)
                 if f:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
-from rich.text import Text
 
 from ..tables import Col, FitTable, plural
+from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 
 DECISIONS = (("outcome", "outcome", "whether its work got done"),
              ("report", "report", "whether its report says what its steps show"),

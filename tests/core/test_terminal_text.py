@@ -1,0 +1,170 @@
+"""What is printed for a person is inert: escape sequences, NUL, carriage returns and bidirectional
+overrides from a transcript or an evaluator's answer are shown escaped, never acted on by the
+terminal; ``--json`` keeps them as JSON escapes; ``:100:`` stays text (no emoji).
+
+The hostile transcript is made here: its input, its reply, its project folder and its file name
+carry the sequences.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+from rich.text import Text
+
+from asz_core.tables import Col, FitTable, console, inert_text, render
+from asz_core.terminal_text import UNSAFE, inert, json_inert
+
+from tests.adapters.cc_shapes import Session, dumps, text, usage
+from tests.core.helpers import run_asz
+
+CLEAR = "\x1b[2J\x1b[H"
+TITLE = "\x1b]0;owned\x07"
+LINK = "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\"
+HOSTILE = [CLEAR, TITLE, LINK, "\x00", "a\rb", "\x9b31m", "\x7f", "\u202egnp.exe", "\u2066x\u2069", "\u200b",
+           "\U000e0041\U000e0042", "\ud83d", "\u2028", "\x1b"]
+# What no output of asz may hold once printed to a person: ESC, BEL, NUL, CR, C1, bidi, separators.
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b\u2028\u2029\U000e0000-\U000e007f]")
+
+
+@pytest.mark.parametrize("s", HOSTILE)
+def test_every_unsafe_character_is_shown_escaped(s):
+    got = inert("<" + s + ">")
+    assert not RAW.search(got) and not UNSAFE.search(got)
+    assert got.startswith("<") and got.endswith(">") and "\\" in got
+
+
+def test_text_a_person_reads_is_kept():
+    s = "é 漢字 🙂 tab\there\nnext line $1.00 [bold] :100:"
+    assert inert(s) == s
+    assert inert("a\nb\tc", one_line=True) == "a\\x0ab\\x09c"
+    assert inert("\x1b[31m") == "\\x1b[31m" and inert("\u202e") == "\\u202e" and inert("\U000e0041") == "\\U000e0041"
+
+
+@pytest.mark.parametrize("s", HOSTILE)
+def test_json_keeps_the_value_and_is_inert(s):
+    value = {"k": "x" + s.replace("\ud83d", "\ufffd") + "y", "n": [s.replace("\ud83d", "")]}
+    out = json_inert(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())
+    assert not RAW.search(out)
+    assert json.loads(out) == value
+
+
+def test_a_table_measures_and_shows_the_escaped_cell():
+    t = FitTable({"id": Col("id"), "what": Col("what", wrap=True)}, (("id", "what"),))
+    t.add_row({"id": "k1", "what": CLEAR + "x"})
+    t.add_row({"id": Text("k2\u202e", style="bold"), "what": Text("ok")})
+    out = render(t, 60)
+    # measured as shown: the id column is as wide as the escape it shows, not the 3 cells of k2 and a bidi mark
+    assert t._floor("id") == len("k2\\u202e") and [c["what"].plain for c, _ in t.rows][0] == "\\x1b[2J\\x1b[Hx"
+    assert "\\x1b[2J\\x1b[Hx" in out and "k2\\u202e" in out and not RAW.search(out)
+    styled = inert_text(Text.assemble(("a\x1b", "red"), ("b", "blue")))
+    assert styled.plain == "a\\x1bb" and [(s.start, s.end, s.style) for s in styled.spans] == [(0, 1, "red"), (1, 5, "red"), (5, 6, "blue")]
+
+
+def test_the_console_writes_nothing_raw_whatever_it_is_given(tmp_path):
+    """The console is the last line: a renderable that never went through a table (a Text made
+    of a transcript's words, a plain string) is written inert, and ``:100:`` is no emoji."""
+    import io
+
+    f = io.StringIO()
+    con = console(file=f, width=120, force_terminal=True, color_system="standard")
+    con.print(Text("reply: " + TITLE + LINK + "\u202e", style="red"))
+    con.print("file.jsonl:100: and :1234: and :smile:", highlight=False)
+    out = f.getvalue()
+    assert "\x1b]" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\x1b]0;owned" in out and "\\x1b]8;;https://evil.example" in out  # (rich drops a BEL itself)
+    assert "\x1b[31m" in out  # rich's own colour codes still reach the terminal
+    assert "file.jsonl:100: and :1234: and :smile:" in out
+
+
+def _hostile_world(tmp_path: Path) -> Path:
+    s = Session("sess-\x1b]0;t\x07", cwd="/home/u/proj" + CLEAR + "\u202e")
+    s.user("u1", None, "please " + TITLE + LINK + "\u202efix\x00 it")
+    s.assistant("a1", "u1", "msg_1", "req_1", text("done " + CLEAR + "\u2066"), usage(10, 0, 0, 5, final=True))
+    folder = tmp_path / "src"
+    path = s.write(folder / ("t\x1b[2J\u202e.jsonl"))
+    path.write_text(path.read_text() + "{broken\n")  # a warning names this file
+    # a second file whose line 100 is broken: its warning names line 100 (":100:" is an emoji code)
+    good = Session("other", cwd="/home/u/proj2")
+    good.user("v1", None, "hello")
+    for i in range(98):
+        good.user(f"v{i + 2}", f"v{i + 1}", f"more {i}")
+    other = good.write(folder / "other.jsonl")
+    other.write_text(other.read_text() + "{not json\n")
+    assert len(other.read_text().splitlines()) == 100
+    return folder
+
+
+def _raw_in(text_out: str) -> list[str]:
+    return sorted({repr(m.group()) for m in RAW.finditer(text_out)})
+
+
+def test_every_command_prints_a_hostile_transcript_inert(tmp_path):
+    home = tmp_path / "home"
+    folder = _hostile_world(tmp_path)
+    for args in (("collect", str(folder)), ("conversations",), ("show", "sess-"), ("show", "sess-", "--talk", "k1"),
+                 ("ledger",), ("ledger", "sess-"), ("runs",)):
+        got = run_asz(*args, home=home)
+        assert got.returncode == 0, (args, got.stderr)
+        assert _raw_in(got.stdout + got.stderr) == [], args
+        if args[0] == "collect":
+            assert "t\\x1b[2J\\u202e.jsonl:3: not JSON" in got.stderr
+            assert "other.jsonl:100:" in got.stderr and "\N{HUNDRED POINTS SYMBOL}" not in got.stderr
+        if args[0] == "show" and len(args) == 2:
+            assert "\\x1b]0;owned\\x07" in got.stdout
+    got = run_asz("collect", str(folder), "--json", home=tmp_path / "home2")
+    assert _raw_in(got.stdout + got.stderr) == []
+    assert "other.jsonl:100:" in got.stderr
+    shown = run_asz("show", "sess-", "--json", home=home)
+    assert _raw_in(shown.stdout) == [] and "\\u001b]0;owned\\u0007" in shown.stdout
+    assert json.loads(shown.stdout)["id"] == "sess-\x1b]0;t\x07"  # the value whole, for a program
+
+
+def test_judge_and_judge_show_print_an_answer_inert(tmp_path, monkeypatch):
+    from asz_core.collect import collect
+    from asz_core.judge import runner
+    from asz_core.store import Store
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("ASZ_HOME", str(home))
+    store = Store.open(home)
+    collect([_hostile_world(tmp_path)], store)
+    cid = next(r.id for r in store.conversations() if r.id.startswith("sess-"))
+    answer = {"inputs": [{"input": "k1.i1", "actions": [{"target": "new:a", "action": "create"}],
+                          "relations": [{"relation": "new", "goal": "new:A", "statement": "do " + TITLE}]}],
+              "targets": [{"target": "new:a", "statement": "the outcome " + CLEAR + LINK + "\u202e", "kind": "change",
+                           "criteria": [{"text": "works\x00" + TITLE}], "state": "open"}], "goals": []}
+    from tests.judge.conftest import inputs_of
+
+    answer["inputs"][0]["input"] = inputs_of(store, cid)[0].input
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"calls": [{"stage": "targets", "call": 1, "answer": answer,
+                                            "requests": [{"reads": [], "usage": {"input": 1, "output": 1}}]}]}))
+    store.close()
+    got = run_asz("judge", cid, "--evaluator", f"scripted:{script}", "--stages", "targets", home=home)
+    assert got.returncode in (0, 3), got.stderr
+    assert _raw_in(got.stdout + got.stderr) == []
+    (run,) = (p for p in (home / "runs").rglob("run.json"))
+    shown = run_asz("judge", "-show", run.parent.name, home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert _raw_in(shown.stdout + shown.stderr) == []
+    assert "\\x1b[2J" in shown.stdout
+
+
+def test_no_console_or_text_of_asz_is_made_any_other_way():
+    """Every console printing for a person is tables.console's (inert, no emoji), every report's
+    text tables.InertText, and no markup is parsed from what a transcript or an answer says."""
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for p in root.glob("asz_*/src/**/*.py"):
+        if p.name == "tables.py":
+            continue
+        src = p.read_text()
+        for bad in (r"(?<![A-Za-z_])Console\(", r"from rich\.text import", r"\.from_markup\("):
+            if re.search(bad, src):
+                found.append((str(p.relative_to(root)), bad))
+    assert found == [], found
