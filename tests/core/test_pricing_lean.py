@@ -67,9 +67,23 @@ def test_every_model_of_the_snapshot_is_found_as_genai_prices_finds_it(books: tu
         if got == "unsure":
             continue
         taken += 1
-        want = whole.find(ref) if ref else None
+        want = whole._find_as_written(ref) if ref else None
         assert (None if got is None else (got[0].id, got[1].id)) == (None if want is None else (want[0].id, want[1].id)), ref
     assert taken > 0.9 * len(refs)  # the lean reading takes nearly all of it
+
+
+def test_other_spellings_are_found_alike_by_both_readings(books: tuple[Prices, Prices]) -> None:
+    """The respelling of an id (model_ids) is above both readings: a name found only under
+    another spelling is found as the same model by each."""
+    lean, whole = books
+    refs = [r for r in _refs() if r][::7] + ["gpt-5-1-codex-2025-11-13", "CLAUDE_SONNET_4_20250514_V1_0", "openai/gpt-5-4",
+                                            "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-opus-4.5@20251101"]
+    respelled = 0
+    for ref in refs:
+        got, want = lean.find(ref), whole.find(ref)
+        assert (None if got is None else (got[0].id, got[1].id)) == (None if want is None else (want[0].id, want[1].id)), ref
+        respelled += got is not None and whole._find_as_written(ref) is None
+    assert respelled >= 5
 
 
 def _usages(plan_tiers: list[int]) -> list[Usage]:

@@ -655,7 +655,7 @@ def _code_digest() -> str:
     pricing, and genai-prices' own (its arithmetic; its data is the price file's)."""
     h = hashlib.sha256(f"v{CACHE_VERSION}".encode())
     here = Path(__file__).resolve().parent
-    files = [here / f"{m}.py" for m in ("records", "store", "lean_events", "assembly", "ledger", "pricing", "times", "textclip")]
+    files = [here / f"{m}.py" for m in ("records", "store", "lean_events", "assembly", "ledger", "pricing", "model_ids", "times", "textclip")]
     spec = importlib.util.find_spec("genai_prices")
     if spec and spec.submodule_search_locations:
         gp = Path(next(iter(spec.submodule_search_locations)))

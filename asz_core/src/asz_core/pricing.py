@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from attrs import frozen
 
 from .errors import AszError
+from .model_ids import spellings
 from .records import Usage
 
 PRICES_DIR = Path(__file__).resolve().parent / "prices"
@@ -245,13 +246,24 @@ class Prices:
 
     # -- lookups ---------------------------------------------------------------------------
     def find(self, model: str) -> tuple[Any, Any] | None:
-        """(provider, model info) for a model name as a runtime recorded it, or None."""
+        """(provider, model info) for a model name as a runtime recorded it, or None: the name
+        as written, else the first of its other spellings (:func:`model_ids.spellings`, the
+        ways providers spell a model) that has a price. Both readings, lean and genai-prices'
+        own, go through here."""
         if model in self._model_cache:
             return self._model_cache[model]
+        found = None
+        for ref in spellings(model):
+            found = self._find_as_written(ref)
+            if found is not None:
+                break
+        self._model_cache[model] = found
+        return found
+
+    def _find_as_written(self, model: str) -> tuple[Any, Any] | None:
         if self._lean is not None:
             try:
-                self._model_cache[model] = found = self._lean.find(model)
-                return found
+                return self._lean.find(model)
             except (_Unsure, re.error):
                 pass  # genai-prices reads it (and says what is wrong with it)
         headers = self._genai()
@@ -269,7 +281,6 @@ class Prices:
                 found = snap.find_provider_model(model, None, provider.id, None)
             except LookupError:
                 found = None
-        self._model_cache[model] = found
         return found
 
     def _hydrate(self, ids: Iterable[str]) -> list[Any]:
