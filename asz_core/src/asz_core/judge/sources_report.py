@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from rich.console import Group
-from rich.text import Text
+from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
