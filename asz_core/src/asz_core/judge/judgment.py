@@ -721,6 +721,122 @@ class AchievementHeader:
     """Targets not judged, per reason."""
 
 
+# --- sources: the reference and divergence stages (spec: "Judging against a source") ---------------
+
+CONCLUSION_KINDS = ("final", "intermediate")
+ROLES = ("required", "explanatory")
+SUPPORTS = ("saved", "linked", "asserted")
+"""saved: the source holds the evidence (cited lines); linked: it only names or links it;
+asserted: the author's word alone."""
+VERDICTS = ("consistent", "contradicted", "rolled_back", "not_observed", "unknown")
+"""decisions.md section 11; not_observed is the evaluator's judgment (absence)."""
+DIVERGENCE_CAUSES = ("misleading_tool_result", "result_misread", "untrue_subtask_report", "context_missing",
+                     "context_unused", "question_not_asked", "premise_unchecked", "unavailable")
+JUDGMENT_CAUSES = ("question_not_asked", "premise_unchecked")
+"""Causes resting on absence: the evaluator's judgment, which the record cannot show."""
+
+
+@frozen
+class SourceCoverage:
+    """A source as the reference stage saw it: compared, or its comparison unavailable (why)."""
+
+    source: str
+    status: str
+    """``compared`` or ``unavailable``."""
+    why: str | None = None
+    conclusions: int = 0
+
+
+@frozen
+class Conclusion:
+    id: str
+    """src1.k1: given by asz, in the answer's order per source."""
+    source: str
+    statement: str
+    kind: str
+    """final, intermediate, or unknown (the answer gave none of them)."""
+    role: str
+    """required, explanatory, or unknown."""
+    support: str
+    """saved, linked or asserted (decisions in SUPPORTS)."""
+    lines: tuple[tuple[int, int], ...] = ()
+    """The source's lines it rests on, as (first, last) ranges of the saved text's numbered lines."""
+    inputs: tuple[str, ...] = ()
+    """The inputs of the conversation its scope names (those it holds)."""
+    unbound: tuple[str, ...] = ()
+    """Inputs its scope names that the conversation does not hold: kept apart."""
+    superseded_by: str | None = None
+    """The correction the same source makes of it later: it changes no score, the correction does."""
+    conflicts: tuple[str, ...] = ()
+    builds_on: tuple[str, ...] = ()
+    given_id: str | None = None
+    """The evaluator's own id, when it differs."""
+    evaluator_support: str | None = None
+    """The support the evaluator gave, when asz changed it."""
+    reason: str | None = None
+    """asz's reason for what it changed."""
+    note: str | None = None
+
+
+@frozen
+class ReferenceHeader:
+    sources_compared: int
+    sources_unavailable: int
+    conclusions_kept: int
+    superseded: int
+    unbound_inputs: int
+
+
+@frozen
+class Verdict:
+    """The conversation against one conclusion (decisions.md section 11)."""
+
+    conclusion: str
+    source: str
+    verdict: str
+    target: str | None = None
+    input: str | None = None
+    """contradicted, rolled_back: the input of the conclusion's scope that set or changed the target."""
+    delivery: str | None = None
+    """contradicted, rolled_back: the target's delivery event standing at the end it concerns."""
+    disproves: str | None = None
+    """contradicted: ``conclusion`` (the delivered conclusion) or ``criteria``."""
+    criteria: tuple[str, ...] = ()
+    cites: tuple[str, ...] = ()
+    judgment: bool = False
+    """Marked as the evaluator's judgment (not_observed: absence, which the record cannot show)."""
+    given: str | None = None
+    """The evaluator's verdict, when asz changed it."""
+    reason: str | None = None
+    why: str | None = None
+    """The evaluator's words."""
+
+
+@frozen
+class DivergenceCause:
+    """Why the work went another way than the source, at the step where it did."""
+
+    conclusion: str
+    target: str | None
+    cause: str
+    at: str | None = None
+    cites: tuple[str, ...] = ()
+    subtask: str | None = None
+    """untrue_subtask_report: the sub-task the sub-task stage found misled the agent."""
+    judgment: bool = False
+    given: str | None = None
+    reason: str | None = None
+    why: str | None = None
+
+
+@frozen
+class DivergenceHeader:
+    conclusions_compared: int
+    verdicts: dict[str, int]
+    """Conclusions per verdict."""
+    unavailable_sources: int
+
+
 @frozen
 class StageFile:
     """One Session Judgment file: ``stages/<stage>.json``, written once."""
@@ -741,7 +857,8 @@ class StageFile:
     evaluator: EvaluatorRef | None
     run: StageRun
     checks: tuple[Check, ...] = ()
-    header: TargetsHeader | AchievementHeader | SubtasksHeader | EfficiencyHeader | None = None
+    header: (TargetsHeader | AchievementHeader | SubtasksHeader | EfficiencyHeader | ReferenceHeader | DivergenceHeader
+             | None) = None
     goals: tuple[Goal, ...] = ()
     targets: tuple[Target, ...] = ()
     inputs: tuple[InputJudgment, ...] = ()
@@ -756,6 +873,13 @@ class StageFile:
     achievement: tuple[TargetAchievement, ...] = ()
     """The achievement stage: one entry per target of the targets stage, in its order (each with
     its own findings)."""
+    sources: tuple[SourceCoverage, ...] = ()
+    """The reference and divergence stages: each source, compared or unavailable (why)."""
+    conclusions: tuple[Conclusion, ...] = ()
+    """The reference stage: the conclusions kept, by source."""
+    verdicts: tuple[Verdict, ...] = ()
+    """The divergence stage: one per conclusion compared."""
+    causes: tuple[DivergenceCause, ...] = ()
 
 
 @frozen

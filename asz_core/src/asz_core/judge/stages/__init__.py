@@ -9,10 +9,12 @@ from typing import Any
 from ..config import STAGES
 from .achievement import run_achievement
 from .efficiency import run_efficiency
+from .reference import run_reference
 from .subtasks import run_subtasks
 from .targets import run_targets
 
 STAGE_FUNCTIONS: dict[str, Callable[..., Any]] = {"targets": run_targets, "achievement": run_achievement,
-                                                  "subtasks": run_subtasks, "efficiency": run_efficiency}
+                                                  "subtasks": run_subtasks, "efficiency": run_efficiency,
+                                                  "reference": run_reference}
 
 __all__ = ["STAGES", "STAGE_FUNCTIONS"]
