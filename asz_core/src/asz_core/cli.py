@@ -151,15 +151,39 @@ def ledger(
         _emit(ledger_report.all_ledger_json(al) if json else ledger_report.all_text(al), json)
 
 
+class TeamBy(str, Enum):
+    project = "project"
+    week = "week"
+
+
 @app.command()
 def runs(
     conversation: Annotated[Optional[str], typer.Argument(help="Only this conversation's runs (id, prefix or session id).")] = None,
     timezone: Zone = None,
     json: Json = False,
+    team: Annotated[bool, typer.Option("--team", help="The team's runs, from the team database ($ASZ_JOBS): queued, running, closed or failed, each listed once.")] = False,
+    by: Annotated[Optional[TeamBy], typer.Option("--by", help="With --team: cost and scores per project or per week, each conversation once.")] = None,
+    html: Annotated[Optional[Path], typer.Option("--html", help="With --team: write the team view as one HTML page with plots to this file.")] = None,
 ) -> None:
     """List judge runs under ASZ_HOME, newest first: conversation, head, window, status, evaluators, what judging consumed, scores."""
     from .judge import runs as judge_runs
     from .judge import runs_report
+
+    if (by or html) and not team:
+        raise typer.BadParameter("--by and --html are for --team", param_hint="--team")
+    if team:
+        from .team import jobs, team_report, view
+
+        rows = jobs.team_rows(conversation)
+        if html:
+            team_report.write_page(html, team_report.page(view.groups(rows, "project"), view.groups(rows, "week"), rows))
+            err.print(f"wrote {escape(str(html))}", highlight=False, soft_wrap=True)
+        if by:
+            gs = view.groups(rows, by.value)
+            _emit(view.to_json(gs, by.value) if json else team_report.view_text(gs, by.value), json)
+        elif not html or json:
+            _emit(rows if json else team_report.runs_text(rows, times.zone(timezone)), json)
+        return
 
     rows = judge_runs.list_runs(conversation)
     if conversation and not rows:  # a conversation the store does not hold is said, not listed as having no runs
@@ -171,6 +195,19 @@ def runs(
         finally:
             st.close()
     _emit(runs_report.runs_json(rows) if json else runs_report.runs_text(rows, convs.short_ids(), times.zone(timezone), conversation), json)
+
+
+@app.command()
+def worker(
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Runs this worker makes at once (each in a process of its own).")] = 1,
+    until_empty: Annotated[bool, typer.Option("--until-empty", help="Stop once the queue has nothing for this worker (default: run until Ctrl-C or SIGTERM).")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", help="Configuration file (default: ./asz.yaml, else $ASZ_HOME/asz.yaml).")] = None,
+) -> None:
+    """Run the team's queued judge runs (`asz judge --all` queues them) from the team database ($ASZ_JOBS)."""
+    from .team import jobs
+
+    jobs.work(concurrency=concurrency, until_empty=until_empty, config=config,
+              say=lambda line: err.print(escape(line), highlight=False, soft_wrap=True))
 
 
 prices_app = typer.Typer(no_args_is_help=True, add_completion=False, context_settings=HELP, help="The price data ledgers are priced with.")

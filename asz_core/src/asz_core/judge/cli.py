@@ -56,6 +56,12 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         show: Annotated[Optional[str], typer.Option("-show", "--show", help="Render a run: its directory, id or id prefix.")] = None,
         json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
         goals: Annotated[Optional[Path], typer.Option("--goals", help="The person's label file (goals: a list of goals in your words): regrouped once the run closes, never shown to its stages.")] = None,
+        all_: Annotated[bool, typer.Option("--all", help="Queue a run of every conversation the filters keep, at its current head, for the team's workers (`asz worker`); needs the team database ($ASZ_JOBS).")] = False,
+        since: Annotated[Optional[str], typer.Option("--since", help="With --all: conversations active from this date or time on (2025-01-31, yesterday, 7d).")] = None,
+        until: Annotated[Optional[str], typer.Option("--until", help="With --all: active up to this date (all of it) or time.")] = None,
+        timezone: Annotated[Optional[str], typer.Option("--timezone", "--tz", help="With --all: time zone of dates (default: local).")] = None,
+        project: Annotated[Optional[list[str]], typer.Option("--project", help="With --all: only conversations whose project path holds this; repeatable.")] = None,
+        runtime: Annotated[Optional[list[str]], typer.Option("--runtime", help="With --all: only conversations of this runtime; repeatable.")] = None,
     ) -> None:
         """Judge a conversation at one head: a new run directory under $ASZ_HOME/runs, its stages, its close.
 
@@ -69,14 +75,30 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
             d = runner.read_run(runner.find_run(show))
             emit(d if json else judge_report.run_text(d), json)
             return
-        if not conversation:
-            raise typer.BadParameter("give a conversation to judge, or -show RUN", param_hint="CONVERSATION")
         per_stage: dict[str, str] = {}
         for s in stage_evaluator or []:
             name, eq, spec = s.partition("=")
             if not eq or not name or not spec:
                 raise typer.BadParameter(f"{s!r}: give STAGE=NAME", param_hint="--stage-evaluator")
             per_stage[name.strip()] = spec.strip()
+        filtering = since or until or timezone or project or runtime
+        if all_:
+            if conversation:
+                raise typer.BadParameter("give a conversation or --all, not both", param_hint="--all")
+            from ..conversations import Filter
+            from ..team import jobs, team_report
+
+            listing, queued = jobs.judge_all(
+                Filter.of(since, until, timezone, project or (), runtime or ()), evaluator, stage_evaluators=per_stage,
+                window=window, stages=tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None,
+                config=config)
+            emit(team_report.queued_json(listing, queued) if json else team_report.queued_text(listing, queued), json)
+            return
+        if filtering:
+            raise typer.BadParameter("--since, --until, --timezone, --project and --runtime choose conversations for --all",
+                                     param_hint="--all")
+        if not conversation:
+            raise typer.BadParameter("give a conversation to judge, --all, or -show RUN", param_hint="CONVERSATION")
         from ..store import Store
 
         st = Store.open()  # a mistyped id or head is said before any evaluator is looked for

@@ -67,6 +67,11 @@ def _progress(inst: Any, att: attrs.Attribute, value: float) -> None:  # type: i
         raise ValueError(f"judge.progress must be a positive number of seconds, got {value!r}")
 
 
+def _seconds(inst: Any, att: attrs.Attribute, value: float) -> None:  # type: ignore[type-arg]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"jobs.{att.name} must be a positive number of seconds, got {value!r}")
+
+
 def _stage_names(inst: Any, att: attrs.Attribute, value: dict[str, str]) -> None:  # type: ignore[type-arg]
     for k in value:
         if k not in STAGES:
@@ -142,11 +147,38 @@ class FetchConfig:
     """A third party's fetcher's options, by its name."""
 
 
+def _slots(inst: Any, att: attrs.Attribute, value: dict[str, int]) -> None:  # type: ignore[type-arg]
+    for k, v in value.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ValueError(f"jobs.slots.{k} must be a positive integer, got {v!r}")
+
+
+@frozen
+class JobsConfig:
+    """The ``jobs`` section: team runs on the job engine (docs/team.md)."""
+
+    database: str | None = None
+    """The team database (else $ASZ_JOBS, else the store's when it is PostgreSQL)."""
+    slots: dict[str, int] = field(factory=lambda: {"default": 2}, validator=_slots)
+    """Runs at once per evaluator name, across all workers (``default``: an evaluator not named)."""
+    attempts: int = field(default=3, validator=_positive)
+    """Attempts of one run before it is failed."""
+    retry_wait: int = 30
+    """Seconds before a failed run is tried again."""
+    stalled_after: float = field(default=60.0, validator=_seconds)
+    """Seconds without a worker's heartbeat before its running jobs are given to another worker."""
+
+    def slots_of(self, evaluator: str) -> int:
+        name = evaluator.split(":", 1)[0]
+        return self.slots.get(name, self.slots.get("default", 2))
+
+
 @frozen
 class Config:
     """A whole ``asz.yaml``."""
 
     judge: JudgeConfig = JudgeConfig()
+    jobs: JobsConfig = JobsConfig()
     evaluators: dict[str, dict[str, Any]] = field(factory=dict)
     """Options per evaluator backend name (``scripted: {script: FILE}``)."""
     sources: tuple[str, ...] = ()
@@ -219,4 +251,8 @@ def load(path: Path | None = None, *, overrides: dict[str, Any] | None = None) -
 
 
 def to_json(cfg: Config) -> dict[str, Any]:
-    return unstructure(cfg)  # type: ignore[no-any-return]
+    """What a run records of its configuration: all but ``jobs`` (the team database's address,
+    which may hold a password, is no part of how a run judged)."""
+    out = unstructure(cfg)
+    out.pop("jobs", None)
+    return out  # type: ignore[no-any-return]

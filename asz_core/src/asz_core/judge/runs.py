@@ -73,6 +73,11 @@ def list_runs(conversation: str | None = None, *, home: Path | None = None, stor
     return rows
 
 
+def list_one(path: Path) -> RunRow:
+    """One run directory's row, as :func:`list_runs` reads it."""
+    return _row(Path(path))
+
+
 def _resolve(name: str, home: Path | None, store: Store | None) -> str | None:
     from ..errors import NotFound
 
