@@ -85,6 +85,9 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         if all_:
             if conversation:
                 raise typer.BadParameter("give a conversation or --all, not both", param_hint="--all")
+            if goals:
+                raise typer.BadParameter("--goals regroups one conversation's run: `asz judge regroup RUN --goals FILE`",
+                                         param_hint="--goals")
             from ..conversations import Filter
             from ..team import jobs, team_report
 
