@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import RuntimeAdapter
+from asz_core.jsonl import loads_line
 from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, count
 from asz_core.regular import is_regular, open_regular, read_regular
 from asz_core.textclip import clip_input, clip_text
@@ -160,6 +161,7 @@ def _parse_lines(fname: str, data: bytes) -> tuple[list[Part], list[Problem], in
     parts: list[Part] = []
     problems: list[Problem] = []
     offset = lineno = consumed = done_lines = 0
+    mended_said = False
     for raw in data.splitlines(keepends=True):
         lineno += 1
         complete = raw.endswith(b"\n")
@@ -167,7 +169,7 @@ def _parse_lines(fname: str, data: bytes) -> tuple[list[Part], list[Problem], in
         body = raw.strip()
         if body:
             try:
-                obj = orjson.loads(body)
+                obj, _, mended = loads_line(body)
             except orjson.JSONDecodeError as exc:
                 if not complete:
                     problems.append(Problem(fname, lineno, f"truncated last line ({len(raw)} bytes), left for the next collect"))
@@ -175,6 +177,9 @@ def _parse_lines(fname: str, data: bytes) -> tuple[list[Part], list[Problem], in
                 problems.append(Problem(fname, lineno, f"not JSON ({exc}); line skipped"))
                 consumed, done_lines = offset, lineno
                 continue
+            if mended is not None and not mended_said:
+                mended_said = True
+                problems.append(Problem(fname, lineno, mended + "; the line is kept (and any later such line of this file)"))
             _collect_parts(obj, lineno, f"line {lineno}", fname, parts, problems)
         consumed, done_lines = offset, lineno
     return parts, problems, consumed, done_lines

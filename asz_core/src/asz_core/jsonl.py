@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,42 @@ from .records import Cursor, Problem
 from .regular import open_regular
 
 
+# An escape of the line's JSON, left to right (so ``\\\\ud83d`` is a backslash and text, never an
+# escape): a surrogate pair whole, one \\uXXXX, or any other escape.
+_ESCAPE = re.compile(rb"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|\\u(d[89a-f][0-9a-f]{2})|\\.", re.I | re.S)
+LONE_SURROGATE = "a lone surrogate escape ({}, a string cut mid-pair) read as U+FFFD"
+
+
+def _lone(m: re.Match[bytes]) -> bytes:
+    return b"\\ufffd" if m.group(3) else m.group()
+
+
+def loads_line(body: bytes) -> tuple[Any, bytes, str | None]:
+    """A JSON line's value, the line as kept, and what was mended, or None. A line holding a lone
+    surrogate escape (``"\\ud83d"``: Node's JSON.stringify writes one for a string cut between
+    the two halves of a pair, so Claude Code can) is no JSON to orjson; it is read with each lone
+    one replaced by ``\\ufffd`` (U+FFFD), and kept so: its usage counts like any line's. Raises
+    :class:`orjson.JSONDecodeError` for a line that is not JSON otherwise."""
+    try:
+        return orjson.loads(body), body, None
+    except orjson.JSONDecodeError:
+        lone = re.search(rb"\\u(d[89a-f][0-9a-f]{2})", body, re.I)
+        if lone is None:
+            raise
+        mended = _ESCAPE.sub(_lone, body)
+        if mended == body:
+            raise
+        found = next((m.group() for m in _ESCAPE.finditer(body) if m.group(3)), lone.group())
+        return orjson.loads(mended), mended, LONE_SURROGATE.format(found.decode("ascii", "replace"))
+
+
 def read_objects(path: Path, cursor: Cursor) -> Iterator[tuple[int, bytes, dict[str, Any]] | Problem]:
     """Yield ``(line number, line bytes, object)`` for each JSON object line from ``cursor`` on.
 
     The cursor moves past a line once the caller has taken what was yielded for it (the caller
     asks for the next item), so an interrupted read resumes at the first line not handled. A
-    line that is not JSON, or not an object, is a :class:`Problem` and reading goes on. A last
+    line that is not JSON, or not an object, is a :class:`Problem` and reading goes on; a line
+    with a lone surrogate escape is read (:func:`loads_line`), said once per read of the file. A last
     line with no newline that does not parse is still being written: it is left, with a
     Problem, for the next read. A file that cannot be opened (not a regular file: a FIFO, a
     device) is one Problem, and nothing is read.
@@ -32,6 +63,7 @@ def read_objects(path: Path, cursor: Cursor) -> Iterator[tuple[int, bytes, dict[
     with f:
         f.seek(cursor.offset)
         offset, lineno = cursor.offset, cursor.line
+        mended_said = False
         while True:
             try:
                 raw = f.readline()
@@ -50,7 +82,7 @@ def read_objects(path: Path, cursor: Cursor) -> Iterator[tuple[int, bytes, dict[
                 cursor.offset, cursor.line = offset, lineno
                 continue
             try:
-                obj = orjson.loads(body)
+                obj, body, mended = loads_line(body)
             except orjson.JSONDecodeError as exc:
                 if not complete:
                     yield Problem(fname, lineno, f"truncated last line ({len(raw)} bytes), left for the next collect")
@@ -60,6 +92,9 @@ def read_objects(path: Path, cursor: Cursor) -> Iterator[tuple[int, bytes, dict[
                 cursor.offset, cursor.line = offset, lineno
                 continue
             offset += len(raw)
+            if mended is not None and not mended_said:
+                mended_said = True  # once a file's read: the line of the first, the rest the same
+                yield Problem(fname, lineno, mended + "; the line is kept (and any later such line of this file)")
             if isinstance(obj, dict):
                 yield lineno, body, obj
             else:
