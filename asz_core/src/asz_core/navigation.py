@@ -88,10 +88,25 @@ def _int(v: Any, name: str, lo: int = 0) -> int:
     return n
 
 
+ARG_BYTES = 4096
+"""The longest argument a tool takes (a search's words, an id, a path: a few hundred bytes at most);
+a longer one is a bad argument, answered as an error and counted like any answer."""
+MAX_ARGS = 16
+"""The most arguments a call may name (every tool takes fewer than ten)."""
+
+
 def _check_args(args: dict[str, Any]) -> None:
-    """Arguments the answer and the log can hold, or a NavError saying which is not: a string with a
-    lone surrogate (not Unicode), an integer past 64 bits."""
+    """Arguments the answer and the log can hold, or a NavError saying which is not: too many, one
+    named past 100 characters or longer than :data:`ARG_BYTES` (a list or an object as its text), a string with a lone surrogate
+    (not Unicode), an integer past 64 bits."""
+    if len(args) > MAX_ARGS:
+        raise NavError(f"{len(args)} arguments: a tool takes at most {MAX_ARGS}")
     for k, v in args.items():
+        if len(str(k)) > 100:
+            raise NavError(f"an argument name of {len(str(k)):,} characters; a name is at most 100")
+        if size_of(v) > ARG_BYTES:
+            raise NavError(f"{_printable(str(k))}: an argument of {size_of(v):,} characters; a tool's argument is at "
+                           f"most {ARG_BYTES:,} (give an id, a page, or a few words)")
         name = _printable(str(k))[:100]
         if name != str(k)[:100]:
             raise NavError(f"an argument name is not valid Unicode (a lone surrogate): {name!r}")
@@ -100,6 +115,18 @@ def _check_args(args: dict[str, Any]) -> None:
         # An argument integer is a page, a part or an offset: one past 64 bits is no argument.
         if isinstance(v, int) and not isinstance(v, bool) and not int64(v):
             raise NavError(f"{name}: {v} is out of range (at most {INT64 - 1})")
+
+
+def size_of(v: Any) -> int:
+    """How long an argument is, in characters (a list or an object as its text)."""
+    if isinstance(v, str):
+        return len(v)
+    if v is None or isinstance(v, (int, float, bool)):
+        return 0
+    try:
+        return len(repr(v))
+    except (RecursionError, ValueError):
+        return ARG_BYTES + 1
 
 
 def _printable(text: str) -> str:

@@ -1,0 +1,42 @@
+"""An oversized argument (a 1 MB search, a 1 MB argument name, a 1 MB list, too many arguments) is a
+bad argument: answered as the navigator's tool error, logged, and charged against the call's budget
+like any answer (it was answered "internal: answer ... exceeds a page; report this", uncounted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from asz_core import navigation as N
+
+from .test_mcp import _Raw
+
+
+def test_an_oversized_argument_is_a_bad_argument_charged_and_logged(corpus_store: Any, tmp_path: Path) -> None:
+    home = Path(corpus_store.path).parent
+    log = tmp_path / "reads.jsonl"
+    raw = _Raw(home, "fa812bfe", "--window", "k2", "--log", str(log))
+    big = "x" * 1_000_000
+    cases = [("search", {"query": big}), ("step", {"id": "s3", big: 1}), ("talk", {"id": ["k2"] * 200_000}),
+             ("talks", {f"a{i}": i for i in range(40)}), ("search", {"query": "y" * (N.ARG_BYTES + 1)})]
+    texts = []
+    try:
+        for n, (tool, args) in enumerate(cases, 1):
+            res = raw.call(n, tool, args)["result"]
+            assert res["isError"], (tool, list(args)[:2])
+            text = res["content"][0]["text"]
+            err = json.loads(text)["error"]
+            assert "internal" not in err and ("at most" in err), err
+            assert len(text) < 1000  # the argument is not echoed back
+            texts.append(text)
+        ok = raw.call(9, "search", {"query": "y" * N.ARG_BYTES})["result"]  # at the bound: read
+        assert not ok["isError"] or "at most" not in ok["content"][0]["text"]
+        texts.append(ok["content"][0]["text"])
+    finally:
+        raw.close()
+    entries = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [e["status"] for e in entries][:5] == ["error"] * 5
+    assert [e["bytes"] for e in entries] == [len(t.encode()) for t in texts]
+    assert entries[-1]["used"] == sum(len(t.encode()) for t in texts)  # every answer counted
+    assert all(len(json.dumps(e)) < 5000 for e in entries)  # the log keeps the arguments clipped
