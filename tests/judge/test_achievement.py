@@ -243,12 +243,15 @@ def test_claims_are_checked_against_tool_results(corpus_store: Any, tmp_path: Pa
         {"claim": "compiles", "said": "s112", "check": "not_captured", "cites": []}])
     _, st = story(corpus_store, tmp_path, t1=t1)
     got = [(c["claim"], c["check"], c["by"], c["evaluator_check"]) for c in target(st, "t1")["claims"]]
+    # a claim naming another target's criterion is still its target's (spec: "a target with a
+    # contradicted claim is not achieved, whatever its criteria say")
     assert got == [("All 43 tests pass", "no_evidence", "asz", "supported"), ("credo is clean", "no_evidence", "asz", "contradicted"),
+                   ("pushed", "supported", "evaluator", None),
                    ("committed", "no_evidence", "asz", "maybe"), ("compiles", "not_captured", "evaluator", None)]
     assert target(st, "t1")["claims"][0]["reason"] == ("a claim only the agent's words support or contradict is no_evidence: "
                                                       "nothing it cites shows it: s116: a reply of the agent; s120: a reply of the agent")
     assert ("left_out", "t1 claim 3", "a claim said at s117: the Bash call returned, which is no words of the agent") in checks(st)
-    assert ("left_out", "t1 claim 4", "a claim that names criteria, none of them the target's") in checks(st)
+    assert ("noted", "t1 claim 4", "a claim that names criteria, none of them the target's: it bears on the whole target") in checks(st)
     # no contradiction held: the criteria stand
     assert target(st, "t1")["level"] == "achieved"
 

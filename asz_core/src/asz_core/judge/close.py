@@ -195,7 +195,8 @@ def _achievement(stage: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
         out[t["target"]] = {
             "level": t.get("level"), "basis": t.get("basis"),
             "criteria": [{"id": c.get("id"), "state": c.get("state"), "citations": list(c.get("cites") or ()),
-                          "reason": c.get("reason")} for c in t.get("criteria", []) if isinstance(c, dict)],
+                          "shown_by": list(c.get("shown_by") or ()), "reason": c.get("reason")}
+                         for c in t.get("criteria", []) if isinstance(c, dict)],
             "events": [{"id": e.get("id"), "kind": e.get("event"), "step": e.get("at"), "corrects": list(e.get("corrects") or ()),
                         "criteria": list(e.get("criteria") or ()), "deliveries": list(e.get("deliveries") or ())}
                        for e in t.get("events", []) if isinstance(e, dict)],

@@ -180,6 +180,7 @@ class Evidence:
         self._work: dict[str, frozenset[str]] = {}
         self._before: frozenset[str] | None = None
         self._hay: dict[str, list[str]] = {}
+        self._asked: dict[str, str | None] | None = None
 
     # --- what an id is -------------------------------------------------------------------------
 
@@ -434,13 +435,25 @@ class Evidence:
     def shows_task_wrong(self, c: Cite, stream: str) -> bool:
         """What shows the task given to ``stream`` wrong besides the agent's words: a tool result,
         an error, an interrupt, the person's words, or another agent call of the agent that
-        gave the task (giving it again, or correcting it). The agent saying in a message that
+        gave the task after it was given (giving it again, or correcting it). The agent saying in a message that
         the task was wrong is its own account, and shows nothing."""
         if self.observed(c) or self.person(c):
             return True
         start = self.starting_step(stream)
-        return (start is not None and c.step is not None and c.step != start.id and c.stream == start.stream
-                and self.conv.step(c.step).kind == "agent_call")
+        if (start is None or c.step is None or c.seq is None or c.step == start.id or c.stream != start.stream
+                or self.conv.step(c.step).kind != "agent_call"):
+            return False
+        # only after the task was given: a sibling launched before it, or with it (asked for by the
+        # same model call), shows nothing of it
+        asked = self.asked
+        return c.seq > start.seq and (asked.get(c.step) is None or asked.get(c.step) != asked.get(start.id))
+
+    @property
+    def asked(self) -> dict[str, str | None]:
+        """Each step a model call asks for -> that call (:func:`asking_calls`), computed once."""
+        if self._asked is None:
+            self._asked = asking_calls(self.conv.steps)
+        return self._asked
 
     # --- observations -----------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 
 from . import statement as S
 
@@ -65,6 +65,9 @@ class Judged:
     undoings: list[dict[str, Any]]
     """Undoings that apply: one of the deliveries they took back still stands at the end."""
     events: list[dict[str, Any]]
+    anchors: dict[str, str | None] = field(factory=dict)
+    """Criterion id -> its first evidence that shows its state, in recorded order (the first of
+    its citations when the stage file names none that shows it)."""
 
     @property
     def met(self) -> int:
@@ -107,20 +110,25 @@ def judge_target(t: dict[str, Any], a: dict[str, Any], seq_of: Callable[[str | N
         klass = "reverted"
     else:
         klass = level
-    return Judged(tuple(crit), level, a.get("basis") or "no_evidence", record, final, klass, contra, undone, events)
+    anchors = {}
+    for c in crit:
+        shown = [x for x in states.get(c.id, {}).get("shown_by") or () if isinstance(x, str)]
+        anchors[c.id] = min(shown, key=seq_of) if shown else (c.citations[0] if c.citations else None)
+    return Judged(tuple(crit), level, a.get("basis") or "no_evidence", record, final, klass, contra, undone, events,
+                  anchors)
 
 
 def findings_of(tid: str, wanted: bool, j: Judged, rounds: list[S.Round], corrections: tuple[str, ...],
                 step_of_input: dict[str, str]) -> list[tuple[str | None, int, dict[str, Any]]]:
     """asz's own findings for one target, each (anchor step, order among findings at one step,
-    fields): each criterion not met at its first citation, each applying contradiction and
+    fields): each criterion not met at its first evidence that shows it, each applying contradiction and
     undoing at its event, each round of rework at its trigger, each correction at the person's
     input unless a round began there. A target no longer wanted keeps only the last two kinds."""
     out: list[tuple[str | None, int, dict[str, Any]]] = []
     if wanted:
         for c in j.criteria:
             if c.state == "not_met":
-                out.append((c.citations[0] if c.citations else None, 0,
+                out.append((j.anchors.get(c.id), 0,
                             {"kind": "criterion_not_met", "target": tid, "about": c.id, "what": f"{c.id} not met: {c.text}"}))
         by_id = {e["id"]: e for e in j.events}
         for x in j.contradictions:

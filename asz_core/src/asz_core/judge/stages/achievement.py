@@ -139,8 +139,10 @@ def run_achievement(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     whole = [unstructure(t) for t in targets]
 
     def job(n: int, chunk: Chunk) -> Any:
-        others = [t for t in whole if t["id"] not in chunk.items]  # the call's own targets are whole above
-        catalogue = bounded_catalogue(others, cfg.state_bytes) if others else "(no other target)"
+        # The call's own targets are whole above; the others are context, shortened (spec: "A call
+        # is given only its own targets"), within judge.state_bytes.
+        others = [t for t in whole if t["id"] not in chunk.items]
+        catalogue = bounded_catalogue(others, cfg.state_bytes, shortened=True) if others else "(no other target)"
         prompt = render(template, {"budget": f"{cfg.read_bytes:,}", "card": card,
                                    "call_note": call_note(chunk, mode, len(chunks)),
                                    "own": "\n".join(b.decode() for b in chunk.rows), "catalogue": catalogue})

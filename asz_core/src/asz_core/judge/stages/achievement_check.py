@@ -98,7 +98,8 @@ class TargetCheck:
         claims = self.claims(ans.get("claims"))
         criteria = self.contradicted_by_claims(criteria, claims)
         events, standing, key_of = self.events(ans.get("events"))
-        contradictions = self.contradictions(ans.get("contradictions"), key_of, standing)
+        contradictions = self.contradictions(ans.get("contradictions"), key_of, standing,
+                                             {e.id for e in events if e.event == "undone"})
         rework = self.rework(ans.get("rework"))
         findings = self.findings(ans.get("findings"))
         account = self.account(ans.get("account"))
@@ -228,9 +229,9 @@ class TargetCheck:
                 self.note("left_out", where, f"a claim said at {said.fact}, which is no words of the agent")
                 continue
             crit, named = self.criterion_ids(e.get("criteria"), where)
-            if named and not crit:
-                self.note("left_out", where, "a claim that names criteria, none of them the target's")
-                continue
+            if named and not crit:  # still the target's claim: it bears on the whole target
+                self.note("noted", where, "a claim that names criteria, none of them the target's: it bears on the "
+                                          "whole target")
             check = e.get("check")
             cs = self.cites(e.get("cites"), where)
             if check not in CLAIM_CHECKS:
@@ -361,7 +362,11 @@ class TargetCheck:
                 return True
         return False
 
-    def contradictions(self, raw: Any, key_of: dict[str, str], standing: tuple[str, ...]) -> list[Contradiction]:
+    def contradictions(self, raw: Any, key_of: dict[str, str], standing: tuple[str, ...],
+                       undoings: set[str]) -> list[Contradiction]:
+        """Contradictions, each of a delivery event kept (delivered or delivered again: a result
+        that reached the person); one naming an undoing is left out (what was taken back is no
+        result to disprove)."""
         out = []
         for n, e in enumerate(_list(raw), 1):
             e = _obj(e)
@@ -370,6 +375,10 @@ class TargetCheck:
             eid = key_of.get(key) if isinstance(key, str) else None
             if eid is None:
                 self.note("left_out", where, f"a contradiction of {key!r}: no delivery kept")
+                continue
+            if eid in undoings:
+                self.note("left_out", where, f"a contradiction of {eid}, an undoing: a contradiction names a delivery "
+                                             "(delivered or delivered again), never an undoing")
                 continue
             dis = e.get("disproves")
             crit: tuple[str, ...] = ()

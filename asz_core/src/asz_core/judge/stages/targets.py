@@ -514,9 +514,11 @@ def inputs_of(run: Run) -> tuple[list[Item], list[Step], list[bytes]]:
     return items, steps, context
 
 
-def bounded_catalogue(targets: list[dict[str, Any]], limit: int) -> str:
+def bounded_catalogue(targets: list[dict[str, Any]], limit: int, shortened: bool = False) -> str:
     """The catalogue in at most ``limit`` bytes: whole; else open targets whole and the others
-    shortened; else all shortened; else ids and end states, as many as fit, and a count."""
+    shortened; else all shortened; else ids and end states, as many as fit, and a count. With
+    ``shortened`` (context beside a call's own targets, which it is given whole) every target
+    shortened first."""
     if not targets:
         return "(none yet)"
 
@@ -529,7 +531,8 @@ def bounded_catalogue(targets: list[dict[str, Any]], limit: int) -> str:
     def text(rows: list[dict[str, Any]]) -> str:
         return "\n".join(_dump(r).decode() for r in rows)
 
-    for rows in ([t for t in targets], [t if t["state"] == "open" else short(t) for t in targets], [short(t) for t in targets]):
+    tries = ([t for t in targets], [t if t["state"] == "open" else short(t) for t in targets], [short(t) for t in targets])
+    for rows in tries[2:] if shortened else tries:
         s = text(rows)
         if len(s.encode()) <= limit:
             return s

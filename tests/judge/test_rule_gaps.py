@@ -1,0 +1,92 @@
+"""Rules of the spec the stages and the close did not hold, each with a case on the corpus that
+fails when the rule's check is removed (issue 25, part 5). Expected results are written out from
+the record as a reader of the spec gives them, not derived from the modules under test."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from asz_core import window
+from asz_core.judge.evidence import Evidence
+
+from .achievement_story import T1, T2, T3, checks, crit, story, target
+
+FE5 = "fe5e1c67"
+
+
+# --- a contradiction names a delivery, never an undoing ---------------------------------------------
+
+def test_a_contradiction_of_an_undoing_is_left_out(corpus_store: Any, tmp_path: Path) -> None:
+    # 258c7280 t2: the push s136 delivered, then (made) undone at the tool step s139
+    t2 = copy.deepcopy(T2)
+    t2["events"] = [{"key": "e1", "event": "delivered", "concerns": "remote_change", "cites": ["s136"]},
+                    {"key": "e2", "event": "undone", "concerns": "remote_change", "cites": ["s139"]}]
+    t2["contradictions"] = [{"delivery": "e2", "disproves": "conclusion", "cites": ["s134"]},
+                            {"delivery": "e1", "disproves": "conclusion", "cites": ["s134"]}]
+    _, st = story(corpus_store, tmp_path, t2=t2)
+    t = target(st, "t2")
+    assert [(e["id"], e["event"]) for e in t["events"]] == [("t2.e1", "delivered"), ("t2.e2", "undone")]
+    assert [x["delivery"] for x in t["contradictions"]] == ["t2.e1"]
+    assert ("left_out", "t2 contradiction 1", "a contradiction of t2.e2, an undoing: a contradiction names a delivery "
+            "(delivered or delivered again), never an undoing") in checks(st)
+
+
+# --- a contradicted claim stays its target's whatever criterion it names -------------------------------
+
+def test_a_contradicted_claim_naming_another_targets_criterion_still_makes_its_target_not_achieved(
+        corpus_store: Any, tmp_path: Path) -> None:
+    # t1 (every live criterion met) claims "All 43 tests pass" at s116; the failed push s134 is
+    # (made) its contradiction, and the claim names t2's criterion.
+    t1 = copy.deepcopy(T1)
+    t1["claims"] = [{"claim": "All 43 tests pass", "said": "s116", "check": "contradicted", "cites": ["s134"],
+                     "criteria": ["t2.c1"]}]
+    _, st = story(corpus_store, tmp_path, t1=t1)
+    t = target(st, "t1")
+    assert [(c["claim"], c["check"], c["criteria"]) for c in t["claims"]] == [("All 43 tests pass", "contradicted", [])]
+    assert [c["state"] for c in t["criteria"]] == ["not_met", "not_met", "not_met"] and t["level"] == "not_achieved"
+    assert crit(st, "t1.c1")["evaluator_state"] == "met"
+    # naming none: the same
+    t1["claims"][0]["criteria"] = []
+    _, st = story(corpus_store, tmp_path, t1=t1)
+    assert target(st, "t1")["level"] == "not_achieved"
+
+
+# --- asz's finding for a criterion not met: at its first evidence that shows it -----------------------
+
+def test_a_criterion_not_met_is_anchored_at_the_evidence_that_shows_it(corpus_store: Any, tmp_path: Path) -> None:
+    # t2.c2 "the branch is pushed" not met: the answer lists the reply s138 ("Pushed.", which shows
+    # nothing) first, then the failed push s134.
+    t2 = copy.deepcopy(T2)
+    t2["criteria"][1] = {"id": "t2.c2", "state": "not_met", "cites": ["s138", "s134"], "reason": "the push failed"}
+    res, st = story(corpus_store, tmp_path, t2=t2)
+    assert crit(st, "t2.c2")["state"] == "not_met" and crit(st, "t2.c2")["shown_by"] == ["s134"]
+    close = json.loads((res.path / "close.json").read_text())["statement"]
+    [f] = [f for f in close["findings"] if f["kind"] == "criterion_not_met" and f["about"] == "t2.c2"]
+    assert f["anchor"] == "s134"
+
+
+# --- an achievement call is given its own target whole, the others shortened ---------------------------
+
+def test_an_achievement_call_gets_the_other_targets_shortened(corpus_store: Any, tmp_path: Path) -> None:
+    res, _ = story(corpus_store, tmp_path)
+    prompt = (res.path / "calls/achievement/1/1/prompt.md").read_text()
+    assert '"the spotter-gqc tasks are implemented"' in prompt  # t1, its own, whole with its criteria
+    # t2 and t3 as context: shortened, their criteria counted, never listed
+    assert "the new beads are implemented" not in prompt and "a correct answer whether the work is pushed" not in prompt
+    assert prompt.count('"shortened":true') == 2
+
+
+# --- another agent call shows a task wrong only after the task was given ------------------------------
+
+def test_a_sibling_launched_with_a_task_shows_nothing_of_it(corpus_store: Any) -> None:
+    """fe5e1c67: s10 launched a2 (s12), a3 (s13) and a1 (s14) at once; s225 later launched a4 (s227)
+    and a5 (s228)."""
+    w = window.build(corpus_store, FE5)
+    ev = Evidence(w)
+    wrong = {(stream, step) for stream in ("a1", "a2", "a4") for step in ("s12", "s13", "s14", "s227", "s228")
+             if ev.shows_task_wrong(ev.cite(step), stream)}
+    # a task is shown wrong only by a later agent call of another model call: a4's and a5's for a1 and a2
+    assert wrong == {("a1", "s227"), ("a1", "s228"), ("a2", "s227"), ("a2", "s228")}
