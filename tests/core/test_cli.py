@@ -109,8 +109,8 @@ def test_conversations_json(home: Path) -> None:
     assert origin["talks"] > 0 and origin["model_calls"] > 0
     for r in rows:
         assert set(r) == {"id", "short", "runtime", "sessions", "project", "projects", "started", "last_activity",
-                          "first_input", "talks", "subagents", "model_calls", "money", "money_complete", "head",
-                          "head_digest"}
+                          "first_input", "talks", "subagents", "model_calls", "money", "money_complete", "money_lower_bound",
+                          "head", "head_digest"}
     table = _ok("conversations")
     assert f"{len(rows)} conversations" in table and all(r["short"] in table for r in rows)
 

@@ -75,13 +75,14 @@ Runtime = Annotated[Optional[list[str]], typer.Option("--runtime", help="Only co
 @app.command()
 def conversations(
     since: Since = None, until: Until = None, timezone: Zone = None, project: Project = None, runtime: Runtime = None,
-    last: Annotated[Optional[int], typer.Option("--last", "-n", help="Only the N most recently active.")] = None,
+    last: Annotated[Optional[int], typer.Option("--last", "-n", min=1, help="Only the N most recently active.")] = None,
+    wide: Annotated[bool, typer.Option("--wide", "-w", help="Every word of each project and first input, wrapped (default: one line a conversation).")] = False,
     json: Json = False,
 ) -> None:
     """List collected conversations, newest activity last: when, project, cost, talks, calls, first input."""
     f = convs.Filter.of(since, until, timezone, project or (), runtime or ())
     lst = convs.listing(f, last=last)
-    _emit(report.listing_json(lst) if json else report.listing_table(lst), json)
+    _emit(report.listing_json(lst) if json else report.listing_table(lst, wide), json)
 
 
 @app.command()
@@ -123,6 +124,8 @@ class By(str, Enum):
     stream = "stream"
     model = "model"
     day = "day"
+    month = "month"
+    block = "block"
     project = "project"
 
 
@@ -138,14 +141,20 @@ def ledger(
     """Tokens and money of every model call, each counted once under one owner, priced on its own."""
     if head and not conversation:
         raise typer.BadParameter("--head needs a conversation", param_hint="--head")
-    if conversation and by == By.project:
-        raise typer.BadParameter("--by project is for the ledger of all conversations", param_hint="--by")
+    if conversation and by in (By.project, By.block):
+        raise typer.BadParameter(f"--by {by.value} is for the ledger of all conversations", param_hint="--by")
     path, cut = (str(prices) if prices else None), (by.value if by else None)
     f = convs.Filter.of(since, until, timezone, project or (), runtime or ())
     with ledgers.no_gc():  # many objects, few cycles: the cycle collector only costs time here
         if conversation:
             led = convs.ledger_of_one(conversation, head, f, prices=path)
             _emit(ledger_report.ledger_json(led, cut, f.tz) if json else ledger_report.ledger_text(led, cut, f.tz), json)
+            return
+        if by == By.block:
+            from . import blocks
+
+            bl = blocks.ledger_blocks(f, prices=path)
+            _emit(ledger_report.blocks_json(bl) if json else ledger_report.blocks_text(bl, f.tz), json)
             return
         al = convs.ledger_of_all(f, cut, prices=path)
         _emit(ledger_report.all_ledger_json(al) if json else ledger_report.all_text(al), json)

@@ -28,7 +28,7 @@ from attrs import frozen
 from . import times
 from .assembly import Conversation
 from .errors import AszError
-from .ledger import NO_TIME, Ledger, Row, Summary, Tally, build, grouped, load_prices, rows, summaries, summarize
+from .ledger import NO_TIME, Ledger, Row, Summary, Tally, build, grouped, load_prices, month_of, rows, summaries, summarize
 from .pricing import PriceFile
 from .store import ConversationRow, Round, Store
 
@@ -188,7 +188,7 @@ def listing(f: Filter | None = None, *, store: Store | None = None, prices: str 
 
 # --- the ledger of all -----------------------------------------------------------------------------
 
-BY_ALL = ("talk", "stream", "model", "day", "project")
+BY_ALL = ("talk", "stream", "model", "day", "month", "project")
 """How the ledger of all conversations can be cut (none: one row per conversation)."""
 
 
@@ -269,6 +269,8 @@ def all_rows(items: Sequence[Summary | Ledger], by: str | None, tz: dt.tzinfo | 
         return [(x.conversation, r) for x in leds for r in rows(x, by)]
     if by == "day":
         return [(None, r) for r in grouped(d for x in items for d in _days(x, tz, ledger_of).items())]
+    if by == "month":
+        return [(None, r) for r in grouped(m for x in items for m in _months(x, tz, ledger_of).items())]
     if by == "project":
         return [(None, r) for r in grouped((_project(x) or NO_PROJECT, x.total) for x in items)]
     if by == "model":
@@ -288,6 +290,22 @@ def _need(ledger_of: Callable[[Summary], Ledger] | None) -> Callable[[Summary], 
     if ledger_of is None:
         raise ValueError("a summary's calls one by one need its ledger: give ledger_of")
     return ledger_of
+
+
+def _months(x: Summary | Ledger, tz: dt.tzinfo | None, ledger_of: Callable[[Summary], Ledger] | None) -> dict[str, Tally]:
+    """A conversation's calls by local month: from its summary when they all fall in one month
+    (most conversations, whatever days they cross), else from its local days."""
+    if isinstance(x, Summary):
+        a, b = times.instant(x.first_call), times.instant(x.last_call)
+        if a is not None and b is not None and times.day(a, tz)[:7] == times.day(b, tz)[:7]:
+            out = {times.day(a, tz)[:7]: Tally.sum(t for k, t in x.by_day.items() if k != NO_TIME)}
+            if NO_TIME in x.by_day:
+                out[NO_TIME] = x.by_day[NO_TIME]
+            return out
+    months: dict[str, Tally] = {}
+    for k, t in _days(x, tz, ledger_of).items():
+        months.setdefault(month_of(k), Tally()).merge(t)
+    return months
 
 
 def _days(x: Summary | Ledger, tz: dt.tzinfo | None, ledger_of: Callable[[Summary], Ledger] | None) -> dict[str, Tally]:

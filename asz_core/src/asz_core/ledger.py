@@ -43,7 +43,7 @@ from .times import day, instant, utc_text
 TOKEN_KEYS = (*USAGE_TYPES, "cache_write_5m", "cache_write_1h")
 """Token sums a tally keeps: the four types, and the part of cache writes the runtime split."""
 
-BY = ("talk", "stream", "model", "day")
+BY = ("talk", "stream", "model", "day", "month")
 
 
 @frozen
@@ -90,6 +90,8 @@ class Tally:
     unpriced_reasons: dict[str, int] = field(factory=dict)
     incomplete: int = 0
     """Priced calls with a count unknown: ``money`` holds their known part only."""
+    floor_money: Decimal = field(factory=lambda: Decimal(0))
+    """The price of the priced calls' output floors (``CallPrice.floor_money``), apart from ``money``."""
 
     def add(self, c: CallCost) -> None:
         self.count(c.usage, c.output_floor, c.price)
@@ -131,6 +133,8 @@ class Tally:
                     self.unpriced_tokens[k] += v
             return
         self.money += p.money
+        if p.floor_money:
+            self.floor_money += p.floor_money
         parts = self.parts
         for k, v in p.parts:
             parts[k] = (parts[k] if k in parts else _ZERO) + v
@@ -140,6 +144,7 @@ class Tally:
     def merge(self, o: Tally) -> Tally:
         self.calls += o.calls
         self.money += o.money
+        self.floor_money += o.floor_money
         self.unpriced += o.unpriced
         self.incomplete += o.incomplete
         self.output_floor += o.output_floor
@@ -159,6 +164,12 @@ class Tally:
     def money_complete(self) -> bool:
         """Every call of it priced, on all its counts: ``money`` is all of its money."""
         return self.unpriced == 0 and self.incomplete == 0
+
+    @property
+    def money_bound(self) -> Decimal:
+        """A lower bound of the money: the known counts' money and the priced output floors.
+        Equal to ``money`` (and exact) when ``money_complete``."""
+        return self.money + self.floor_money
 
     @property
     def token_sum(self) -> int:
@@ -292,7 +303,7 @@ def build(conv: Conversation, prices: Prices, keep: Callable[[Step], bool] | Non
             o = owner_of[owner] = (s.stream, root)
             by_owner[owner] = Tally()
         c = CallCost(s.id, s.call, s.stream, s.talk, owner, o[1], s.model, s.ts, s.usage or _NO_USAGE, s.output_floor,
-                     price(s.model, s.usage, s.ts))
+                     price(s.model, s.usage, s.ts, s.output_floor))
         calls.append(c)
         by_owner[owner].add(c)
         if s.model:
@@ -342,8 +353,8 @@ class Row:
 def rows(led: Ledger, by: str, tz: dt.tzinfo | None = dt.UTC) -> list[Row]:
     """The ledger cut one way. ``talk``: main talks with their sub-agents, then the loose work and
     the unattributed streams, which together make the conversation. ``stream``: each stream
-    (each sub-agent apart). ``model`` and ``day``: the calls grouped by model and by the day
-    of ``tz`` (None: the system's local time) they were made on."""
+    (each sub-agent apart). ``model``, ``day`` and ``month``: the calls grouped by model and by
+    the day or month of ``tz`` (None: the system's local time) they were made in."""
     if by == "talk":
         out = [Row(t.id, t.with_subagents, {"start": t.start, "end": t.end, "own": t.own, "streams": list(t.streams)})
                for t in led.talks]
@@ -359,6 +370,8 @@ def rows(led: Ledger, by: str, tz: dt.tzinfo | None = dt.UTC) -> list[Row]:
         return group_calls(led.calls, model_key)
     if by == "day":
         return group_calls(led.calls, lambda c: day_of(c.ts, tz) or NO_TIME)
+    if by == "month":
+        return group_calls(led.calls, lambda c: month_of(day_of(c.ts, tz) or NO_TIME))
     raise ValueError(f"--by must be one of {', '.join(BY)}, not {by!r}")
 
 
@@ -391,6 +404,11 @@ NO_TIME = "(no time)"
 
 def day_key(c: CallCost) -> str:
     return day_of(c.ts) or NO_TIME
+
+
+def month_of(day: str) -> str:
+    """The month of a day key (``2025-01-31`` -> ``2025-01``); ``NO_TIME`` as itself."""
+    return NO_TIME if day == NO_TIME else day[:7]
 
 
 def day_of(ts: str | None, tz: dt.tzinfo | None = dt.UTC) -> str | None:
@@ -545,7 +563,7 @@ def summary_of(view: Calls, prices: Prices) -> Summary:
         if t is None:
             t = by_owner[c.owner] = Tally()
             stream_of[c.owner] = c.stream
-        p = price(c.model, c.usage, c.ts)
+        p = price(c.model, c.usage, c.ts, c.output_floor)
         t.count(c.usage, c.output_floor, p)
         m = c.model or NO_MODEL
         when = instant(c.ts)  # UTC: its day is day(when, dt.UTC)
@@ -585,7 +603,7 @@ def summary_of(view: Calls, prices: Prices) -> Summary:
         one_line(view.first_input) if view.first_input is not None else None)
 
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 PARALLEL_RECORDS = 20_000
 """Records to assemble past which the ledger's summaries are split with a forked child."""
@@ -704,14 +722,15 @@ def _write_cache(path: Path, code: str, kept: dict[str, Any]) -> None:
 def _tally_dump(t: Tally) -> dict[str, Any]:
     return {"calls": t.calls, "tokens": t.tokens, "unknown": t.unknown, "output_floor": t.output_floor,
             "money": str(t.money), "parts": {k: str(v) for k, v in t.parts.items()}, "unpriced": t.unpriced,
-            "unpriced_tokens": t.unpriced_tokens, "unpriced_reasons": t.unpriced_reasons, "incomplete": t.incomplete}
+            "unpriced_tokens": t.unpriced_tokens, "unpriced_reasons": t.unpriced_reasons, "incomplete": t.incomplete,
+            "floor_money": str(t.floor_money)}
 
 
 def _tally_load(d: dict[str, Any]) -> Tally:
     return Tally(calls=d["calls"], tokens=dict(d["tokens"]), unknown=dict(d["unknown"]), output_floor=d["output_floor"],
                  money=Decimal(d["money"]), parts={k: Decimal(v) for k, v in d["parts"].items()}, unpriced=d["unpriced"],
                  unpriced_tokens=dict(d["unpriced_tokens"]), unpriced_reasons=dict(d["unpriced_reasons"]),
-                 incomplete=d["incomplete"])
+                 incomplete=d["incomplete"], floor_money=Decimal(d["floor_money"]))
 
 
 def _summary_dump(s: Summary) -> dict[str, Any]:

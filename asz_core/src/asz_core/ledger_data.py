@@ -26,6 +26,8 @@ def tally_json(t: Tally) -> dict[str, Any]:
         "money": str(t.money),
         "money_parts": {k: str(v) for k, v in t.parts.items()},
         "money_complete": t.money_complete,
+        "money_lower_bound": str(t.money_bound),
+        "unknown_output_floor_money": str(t.floor_money),
         "unpriced_calls": t.unpriced,
         "unpriced_reasons": dict(t.unpriced_reasons),
         "unpriced_tokens": dict(t.unpriced_tokens),
@@ -123,3 +125,25 @@ def all_ledger_json(al: AllLedger) -> dict[str, Any]:
 
 def update_json(r: UpdateResult) -> dict[str, Any]:
     return {"changed": r.changed, "removed": list(r.removed), **prices_json(r.file)}
+
+
+def blocks_json(bl: Any) -> dict[str, Any]:
+    """``asz ledger --by block --json``: each block (and gap) with its tally, the active one's burn."""
+    from .blocks import burn
+    from .times import utc_text
+
+    def one(b: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"start": utc_text(b.start), "end": utc_text(b.end), "gap": b.gap, "active": b.active}
+        if not b.gap:
+            r = burn(b, bl.now)
+            out |= {"first_call": utc_text(b.first), "last_call": utc_text(b.last), "models": list(b.models),
+                    "tokens": b.tokens(), "tally": tally_json(b.tally),
+                    "burn": None if r is None else {
+                        "tokens_per_minute": round(r.tokens_per_minute, 3), "money_per_hour": str(r.money_per_hour),
+                        "money_lower_bound_per_hour": str(r.bound_per_hour), "remaining_minutes": r.remaining_minutes,
+                        "projected_tokens": r.projected_tokens, "projected_money": str(r.projected_money),
+                        "projected_money_lower_bound": str(r.projected_bound)}}
+        return out
+
+    return {"prices": prices_json(bl.prices), "filter": bl.filter.to_json(), "now": utc_text(bl.now),
+            "hours": 5, "blocks": [one(b) for b in bl.blocks]}

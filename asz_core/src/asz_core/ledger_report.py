@@ -17,7 +17,7 @@ from rich.console import Group
 from .conversations import AllLedger
 from .ledger import Ledger, Row, Tally, rows, share
 from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those who import them from here
-    _copies, all_json, all_ledger_json, all_sums, counted_elsewhere, ledger_json, prices_json, row_json,
+    _copies, all_json, all_ledger_json, all_sums, blocks_json, counted_elsewhere, ledger_json, prices_json, row_json,
     share_json, subagents_json, tally_json, update_json,
 )
 from .pricing import PriceFile, UpdateResult
@@ -52,8 +52,43 @@ def money_cell(t: Tally) -> str:
     return "—" if blind(t) else money(t.money)
 
 
+def bound_cell(t: Tally) -> str:
+    """The lower bound beside the exact known figure: the known counts' money with the output
+    floors priced, marked ``≥``; the same figure unmarked when the money is whole (then it is exact)."""
+    if blind(t):
+        return "—"
+    return money(t.money) if t.money_complete else f"≥ {money(t.money_bound)}"
+
+
+def money_pair(t: Tally) -> str:
+    """Both figures in one line of prose: ``$193.77 (≥ $204.72)``; one when the money is whole."""
+    if blind(t) or t.money_complete:
+        return money_cell(t)
+    return f"{money(t.money)} (≥ {money(t.money_bound)})"
+
+
+def count_cell(t: Tally, k: str) -> str:
+    """A sum of one type's counts. Where some call's count is unknown the sum is a lower bound,
+    marked ``≥`` (the output with its streaming floors); where nothing of it is known, ``?``:
+    never a 0 that says nothing was consumed."""
+    n = t.tokens[k]
+    if not t.unknown[k]:
+        return f"{n:,}"
+    if k == "output":
+        n += t.output_floor
+    return f"≥ {n:,}" if n else "?"
+
+
+def tokens_cell(t: Tally) -> str:
+    """The four types' known sum; a lower bound (``≥``, with the output floors) when a count is unknown."""
+    if not any(t.unknown[k] for k in USAGE_TYPES):
+        return f"{t.token_sum:,}"
+    n = t.token_sum + (t.output_floor if t.unknown["output"] else 0)
+    return f"≥ {n:,}" if n else "?"
+
+
 def _cache_write(t: Tally) -> str:
-    s = f"{t.tokens['cache_write']:,}"
+    s = count_cell(t, "cache_write")
     if t.tokens["cache_write_1h"]:
         s += f"\n1h {t.tokens['cache_write_1h']:,}"
     return s
@@ -62,18 +97,18 @@ def _cache_write(t: Tally) -> str:
 _TALLY_COLS = {
     "calls": Col("calls", right=True), "input": Col("input", right=True), "output": Col("output", right=True),
     "cache_read": Col("cache read", right=True), "cache_write": Col("cache write", right=True),
-    "tokens": Col("tokens", right=True), "money": Col("money", right=True),
+    "tokens": Col("tokens", right=True), "money": Col("money", right=True), "bound": Col("at least", right=True),
 }
-FULL = ("calls", "input", "output", "cache_read", "cache_write", "money")
+FULL = ("calls", "input", "output", "cache_read", "cache_write", "money", "bound")
 """The tally columns at full width: the four types apart."""
-COMPACT = ("calls", "tokens", "money")
+COMPACT = ("calls", "tokens", "money", "bound")
 """The tally columns where the four do not fit: their known sum."""
 
 
 def tally_cells(t: Tally) -> dict[str, str]:
-    return {"calls": f"{t.calls:,}", "input": f"{t.tokens['input']:,}", "output": f"{t.tokens['output']:,}",
-            "cache_read": f"{t.tokens['cache_read']:,}", "cache_write": _cache_write(t), "tokens": f"{t.token_sum:,}",
-            "money": money_cell(t)}
+    return {"calls": f"{t.calls:,}", "input": count_cell(t, "input"), "output": count_cell(t, "output"),
+            "cache_read": count_cell(t, "cache_read"), "cache_write": _cache_write(t), "tokens": tokens_cell(t),
+            "money": money_cell(t), "bound": bound_cell(t)}
 
 
 def ledger_table(title: str, first: dict[str, Col], layouts: Sequence[Sequence[str]], data: Sequence[tuple[dict[str, Any], Tally]],
@@ -86,7 +121,7 @@ def ledger_table(title: str, first: dict[str, Col], layouts: Sequence[Sequence[s
         notes = [*notes, BLIND_NOTE]
     t = FitTable(cols, lays, title=title, notes=notes)
     for names, tally in data:
-        t.add_row({**names, **tally_cells(tally)})
+        t.add_row({**tally_cells(tally), **names})  # a row's own cells first (a gap's "—")
     if total is not None:
         said = {lay[0]: "total" for lay in layouts}  # in whichever first column the layout drawn keeps
         t.add_row({**said, **(total_cells or {}), **tally_cells(total)}, style="bold")
@@ -98,7 +133,8 @@ def _prices_line(f: PriceFile) -> Text:
 
 
 def unknown_notes(total: Tally) -> list[str]:
-    """What the sums above do not hold, said once under the table (never a mark on each figure)."""
+    """What the sums above do not hold, said once under the table: a sum marked ``≥`` holds a
+    count that is unknown, and what it is short of is said here."""
     lines = []
     parts = []
     for k in ("output", "input", "cache_read", "cache_write"):
@@ -108,7 +144,11 @@ def unknown_notes(total: Tally) -> list[str]:
                 p += f" (the final usage was never written; their streaming values reached {total.output_floor:,} tokens, a lower bound)"
             parts.append(p)
     if parts:
-        lines.append("unknown, so in neither the tokens nor the money: " + "; ".join(parts))
+        lines.append("unknown (sums marked ≥): " + "; ".join(parts))
+    if not total.money_complete and not blind(total):
+        floors = f", {money(total.floor_money)} of it the output floors priced" if total.floor_money else ""
+        lines.append(f"money: the exact price of the known counts; at least: with what is known to have been output "
+                     f"(a lower bound{floors}): compare this one with ccusage")
     if total.incomplete:
         lines.append(f"money is of the known counts only for {plural(total.incomplete, 'priced call')}")
     if total.unpriced:
@@ -121,10 +161,10 @@ def unknown_notes(total: Tally) -> list[str]:
 
 def _notes(total: Tally, sub: Tally, helpers: Tally, copies: dict[str, int] | int = 0, replays: int = 0) -> Text:
     part = share(sub, total)
-    lines = [f"sub-agents: {money_cell(sub)} of {money_cell(total)} ({_pct(part['money'])} of money, "
+    lines = [f"sub-agents: {money_pair(sub)} of {money_pair(total)} ({_pct(part['money'])} of money, "
              f"{_pct(part['tokens'])} of known tokens), {plural(sub.calls, 'call')}" if sub.calls else "sub-agents: none"]
     if helpers.calls:
-        lines.append(f"helpers (compaction, warm-up): {money(helpers.money)}, {plural(helpers.calls, 'call')}")
+        lines.append(f"helpers (compaction, warm-up): {money_pair(helpers)}, {plural(helpers.calls, 'call')}")
     if isinstance(copies, dict):
         for conv, n in copies.items():
             lines.append(f"{plural(n, 'call')} {'is a copy' if n == 1 else 'are copies'} of calls conversation {conv[:8]} landed first: counted there, not here")
@@ -157,7 +197,7 @@ def ledger_text(led: Ledger, by: str | None = None, tz: Any = None) -> Group:
         data = [({"stream": r.key, "kind": str(r.detail.get("kind")), "root": str(r.detail.get("root"))}, r.tally) for r in rs]
         main = ledger_table("streams", first, (("stream", "kind", "root"), ("stream", "root")), data, led.total, notes)
     else:
-        label = f"day ({zone_label(tz)})" if by == "day" else by
+        label = f"{by} ({zone_label(tz)})" if by in ("day", "month") else by
         main = ledger_table(f"by {label}", {by: Col(by)}, ((by,),), [({by: r.key}, r.tally) for r in rs], led.total, notes)
     parts: list[Any] = [head, _prices_line(led.prices), main]
     if by != "stream":
@@ -194,8 +234,8 @@ def all_text(al: AllLedger) -> Group:
     notes = unknown_notes(total) + filter_notes(al)
     short = al.shorts
     title = plural(len(items), "conversation")
-    if by in ("model", "day", "project"):
-        label = f"day ({zone_label(al.filter.tz)})" if by == "day" else by
+    if by in ("model", "day", "month", "project"):
+        label = f"{by} ({zone_label(al.filter.tz)})" if by in ("day", "month") else by
         # a project is its path whole, or where that does not fit, the fewest last folders that tell it apart
         tails = short_paths([r.key for _, r in al.rows]) if by == "project" else {}
         first = {by: Col(by), "tail": Col(f"{by} (last folders)")}
@@ -224,19 +264,67 @@ def _sub_money(t: Any) -> str:
 
 
 def filter_notes(al: AllLedger) -> list[str]:
-    f = al.filter
+    return filter_notes_of(al.filter, al.untimed_calls)
+
+
+def filter_notes_of(f: Any, untimed_calls: int) -> list[str]:
     out = []
     if f.timed:
         span = " ".join(x for x in (f"from {when(f.since, f.tz)}" if f.since else "",
                                     f"before {when(f.until, f.tz)}" if f.until else "") if x)
         out.append(f"calls made {span} ({zone_label(f.tz)})")
-        if al.untimed_calls:
-            out.append(f"{plural(al.untimed_calls, 'call')} left out: the record gives no time to place them in the span")
+        if untimed_calls:
+            out.append(f"{plural(untimed_calls, 'call')} left out: the record gives no time to place them in the span")
     if f.projects:
         out.append("projects holding " + ", ".join(repr(p) for p in f.projects))
     if f.runtimes:
         out.append("runtimes " + ", ".join(f.runtimes))
     return out
+
+
+def blocks_text(bl: Any, tz: Any = None) -> Group | Text:
+    """``asz ledger --by block``: one row a 5-hour block (gaps said in one row), the active one's
+    burn rate and projection under the table."""
+    from . import times
+    from .blocks import HOURS, burn
+
+    if not bl.blocks:
+        return Text("no model call with a time to place in a block" + (" in that span" if bl.filter.timed else ""), style="dim")
+    first = {"start": Col("block start"), "status": Col("status", wrap=True, min=12), "models": Col("models", wrap=True, min=14),
+             "family": Col("models", wrap=True, min=12), "when": Col("block start")}
+    nothing = dict.fromkeys(("calls", "input", "output", "cache_read", "cache_write", "tokens", "money", "bound"), "—")
+    data = []
+    for b in bl.blocks:
+        start = when(b.start, tz)
+        if b.gap:
+            status = f"gap, {times.span_text((b.end - b.start).total_seconds())}"
+        elif b.active:
+            status = (f"ACTIVE, {times.span_text((bl.now - b.start).total_seconds())} in, "
+                      f"{times.span_text((b.end - bl.now).total_seconds())} left")
+        else:
+            status = times.span_text((b.last - b.start).total_seconds())
+        data.append(({"start": start, "status": status, "when": f"{start}\n{status}", "models": ", ".join(b.models) or "—",
+                      "family": ", ".join(dict.fromkeys(_family(m) for m in b.models)) or "—",
+                      **(nothing if b.gap else {})}, b.tally))
+    total = Tally.sum(b.tally for b in bl.blocks if not b.gap)
+    notes = unknown_notes(total) + filter_notes_of(bl.filter, 0)
+    notes.append(f"a block: {HOURS} hours from the hour of its first call; a call more than {HOURS} hours after "
+                 f"its start or the call before it opens the next; times are {zone_label(tz)}")
+    t = ledger_table(f"{plural(sum(1 for b in bl.blocks if not b.gap), 'block')} of {HOURS} hours", first,
+                     (("start", "status", "models"), ("start", "status", "family"), ("start", "status"), ("when",)),
+                     data, total, notes)
+    parts: list[Any] = [_prices_line(bl.prices), t]
+    for b in bl.blocks:
+        r = burn(b, bl.now)
+        if r is not None:
+            parts.append(Text(
+                f"active block: {r.tokens_per_minute:,.0f} tokens a minute, {money(r.money_per_hour)} an hour "
+                f"(≥ {money(r.bound_per_hour)}); at that rate by its end ({when(b.end, tz, '%H:%M')}, "
+                f"{r.remaining_minutes} min left): {r.projected_tokens:,} tokens, {money(r.projected_money)} "
+                f"(≥ {money(r.projected_bound)})"))
+        elif b.active:
+            parts.append(Text("active block: its calls came at one instant, so no rate yet", style="dim"))
+    return Group(*parts)
 
 
 def update_text(r: UpdateResult) -> Text:

@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-_LEDGER_BY = ("talk", "stream", "model", "day", "project")
+_LEDGER_BY = ("talk", "stream", "model", "day", "month", "project")
 
 # command -> (flags, options taking a value (name -> repeatable), how many arguments at most)
 _SPEC: dict[str, tuple[frozenset[str], dict[str, bool], int | None]] = {

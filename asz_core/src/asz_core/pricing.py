@@ -85,6 +85,11 @@ class CallPrice:
     model_id: str | None = None
     """The genai-prices model the call's model matched."""
     provider_id: str | None = None
+    floor_money: Decimal = Decimal(0)
+    """A call whose output is unknown: the price of its output's streaming floor (the largest
+    value its fragments showed), apart from ``money``. ``money + floor_money`` is a lower bound of
+    what the call cost that counts what is known to have been output (ccusage prices the same
+    floors as the output)."""
 
 
 # --- price files -------------------------------------------------------------------------------
@@ -316,12 +321,14 @@ class Prices:
         return plan
 
     # -- pricing ---------------------------------------------------------------------------
-    def price(self, model: str | None, usage: Usage | None, ts: str | None) -> CallPrice:
+    def price(self, model: str | None, usage: Usage | None, ts: str | None, floor: int | None = None) -> CallPrice:
         """What one call cost, priced on its own at the price in force at ``ts``.
 
         Unknown counts are left out of the money (it is then the price of what is known, and
         ``complete`` is False); they are never taken for 0 in the tier either: a call whose input
-        side is partly unknown is priced at the tier its known part reaches.
+        side is partly unknown is priced at the tier its known part reaches. ``floor``, for a
+        call whose output is unknown, is its output's streaming floor: priced apart as
+        ``floor_money``, never in ``money``.
         """
         if not model:
             return CallPrice(None, unpriced="no model")
@@ -336,13 +343,20 @@ class Prices:
                 return CallPrice(None, unpriced="no time (its price changes over time)", model_id=info.id, provider_id=provider.id)
             when = _EPOCH
         u = usage or _NO_USAGE
+        floored = u.output is None and floor is not None and floor > 0
         try:
-            parts = (info.plan_at(when) if lean else self._plan(info, when)).parts(u)
+            plan = info.plan_at(when) if lean else self._plan(info, when)
+            # The floor priced in the same pass: output is a leaf of its own and no tier reads it,
+            # so the other parts are those of the call without it, and its part is the floor's.
+            parts = plan.parts(Usage(u.input, floor, u.cache_read, u.cache_write, u.cache_write_5m, u.cache_write_1h)
+                               if floored else u)
         except ValueError as exc:  # the counts do not decompose (genai-prices' own check)
             return CallPrice(None, unpriced=f"usage genai-prices cannot price ({_first_line(exc)})", model_id=info.id, provider_id=provider.id)
+        floor_money = parts.pop("output", _ZERO) if floored else _ZERO
         complete = u.input is not None and u.output is not None and u.cache_read is not None and u.cache_write is not None
         money = sum(parts.values(), _ZERO)
-        return CallPrice(money, tuple([(k, parts[k]) for k in PARTS if k in parts]), complete, None, info.id, provider.id)
+        return CallPrice(money, tuple([(k, parts[k]) for k in PARTS if k in parts]), complete, None, info.id, provider.id,
+                         floor_money)
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

@@ -15,7 +15,7 @@ from .collect import CollectResult, collect_json  # noqa: F401 - collect_json: J
 from .conversations import Listed, Listing
 from .convert import unstructure
 from .ledger import Ledger, Tally
-from .ledger_report import BLIND_NOTE, blind, money, money_cell, unknown_notes
+from .ledger_report import BLIND_NOTE, blind, bound_cell, count_cell, money, money_cell, money_pair, tokens_cell, unknown_notes
 from .records import USAGE_TYPES
 from .registry import PluginInfo
 from .tables import Col, FitTable, folder, plural, when, zone_label
@@ -70,6 +70,7 @@ def listed_json(x: Listed) -> dict[str, Any]:
         "project": s.project, "projects": list(s.projects), "started": s.started, "last_activity": s.last,
         "first_input": s.first_input, "talks": s.talks, "subagents": s.streams, "model_calls": s.total.calls,
         "money": str(s.total.money), "money_complete": s.total.money_complete,
+        "money_lower_bound": str(s.total.money_bound),
         "head": f"r{x.head.number}", "head_digest": x.head.head,
     }
 
@@ -78,34 +79,42 @@ def listing_json(lst: Listing) -> list[dict[str, Any]]:
     return [listed_json(x) for x in lst.rows]
 
 
-_CONV_COLS = {
-    "id": Col("id"), "runtime": Col("runtime"), "started": Col("started"), "last": Col("last activity"),
-    "project": Col("project", wrap=True, min=24), "folder": Col("project", wrap=True, min=10), "money": Col("cost", right=True),
-    "talks": Col("talks", right=True), "calls": Col("calls", right=True), "input": Col("first input", wrap=True, min=16),
-    "head": Col("head"),
-}
+def _conv_cols(wide: bool) -> dict[str, Col]:
+    """The listing's columns: by default one line a conversation (its project and first input
+    cut with "…" where they do not fit); ``wide``, every word of them, wrapped."""
+    one = not wide
+    return {
+        "id": Col("id"), "runtime": Col("runtime"), "started": Col("started"), "last": Col("last activity"),
+        "project": Col("project", wrap=True, min=24, one_line=one), "folder": Col("project", wrap=True, min=10, one_line=one),
+        "money": Col("cost", right=True), "bound": Col("at least", right=True),
+        "talks": Col("talks", right=True), "calls": Col("calls", right=True),
+        "input": Col("first input", wrap=True, min=16, one_line=one), "head": Col("head"),
+    }
+
+
 _CONV_LAYOUTS = (
-    ("id", "runtime", "started", "last", "project", "money", "talks", "calls", "input", "head"),
-    ("id", "runtime", "last", "folder", "money", "talks", "calls", "input"),
-    ("id", "last", "folder", "money", "calls", "input"),
-    ("id", "last", "folder", "money", "input"),
-    ("id", "last", "money", "input"),
+    ("id", "runtime", "started", "last", "project", "money", "bound", "talks", "calls", "input", "head"),
+    ("id", "runtime", "last", "folder", "money", "bound", "talks", "calls", "input"),
+    ("id", "last", "folder", "money", "bound", "calls", "input"),
+    ("id", "last", "folder", "money", "bound", "input"),
+    ("id", "last", "money", "bound", "input"),
 )
 
 
-def listing_table(lst: Listing) -> FitTable:
+def listing_table(lst: Listing, wide: bool = False) -> FitTable:
     f = lst.filter
     shown = f"{len(lst.rows)} of {plural(lst.total, 'conversation')}" if len(lst.rows) != lst.total else plural(lst.total, "conversation")
     notes = [money_note(x.summary.total for x in lst.rows),
              f"times are {zone_label(f.tz)}; newest activity last"]
     if lst.untimed:
         notes.append(f"{lst.untimed} conversations left out: their record gives no time to place them in the span")
-    t = FitTable(_CONV_COLS, _CONV_LAYOUTS, title=shown, notes=notes)
+    t = FitTable(_conv_cols(wide), _CONV_LAYOUTS, title=shown, notes=notes)
     for x in lst.rows:
         s = x.summary
         t.add_row({"id": x.short, "runtime": x.runtime, "started": when(s.started, f.tz), "last": when(s.last, f.tz),
                    "project": Text(s.project or "—"), "folder": Text(folder(s.project)), "money": money_cell(s.total),
-                   "talks": s.talks, "calls": s.total.calls, "input": Text(clip(s.first_input or "—", 90)),
+                   "bound": bound_cell(s.total), "talks": s.talks, "calls": s.total.calls,
+                   "input": Text(clip(s.first_input or "—", CLIP if wide else 90)),
                    "head": f"r{x.head.number}"})
     return t
 
@@ -165,6 +174,7 @@ def show_json(conv: Conversation, led: Ledger) -> dict[str, Any]:
             "with_subagents": usage_of(row.with_subagents, by_talk.get(t.id, 0) + sum(by_stream.get(x, 0) for x in row.streams))
             if row is not None else None,
             "money": str(m.money) if m is not None else "0", "money_complete": m is None or m.money_complete,
+            "money_lower_bound": str(m.money_bound) if m is not None else "0",
         })
     return {
         "id": conv.id, "runtime": conv.runtime, "round": f"r{conv.round.number}", "head": conv.round.head,
@@ -172,7 +182,7 @@ def show_json(conv: Conversation, led: Ledger) -> dict[str, Any]:
         "streams": [unstructure(s) for s in conv.streams],
         "talks": talks,
         "totals": usage_of(led.total, sum(led.copies.values()) + led.replays),
-        "money": str(led.total.money), "prices": led.prices.name,
+        "money": str(led.total.money), "money_lower_bound": str(led.total.money_bound), "prices": led.prices.name,
         "model_calls": [{"step": s.id, "stream": s.stream, "talk": s.talk, "model": s.model, "usage": unstructure(s.usage),
                          "output_floor": s.output_floor, "replay_of": s.replay_of, "copy_of": s.copy_of}
                         for s in conv.model_calls()],
@@ -199,21 +209,22 @@ SHORT = (("input", "in"), ("output", "out"), ("cache_read", "cache r"), ("cache_
 
 
 def _four(t: Tally, sep: str = "\n") -> str:
-    return sep.join(f"{label} {t.tokens[k]:,}" for k, label in SHORT)
+    return sep.join(f"{label} {count_cell(t, k)}" for k, label in SHORT)
 
 
 _TALK_COLS = {
     "talk": Col("talk"), "start": Col("start"), "start_short": Col("start"), "took": Col("took", right=True),
     "input": Col("input", wrap=True, min=16), "reply": Col("reply", wrap=True, min=16),
     "calls": Col("calls", right=True), "four": Col("tokens"), "tokens": Col("tokens", right=True),
-    "money": Col("money", right=True),
+    "money": Col("money", right=True), "bound": Col("at least", right=True),
+    "both": Col("money", right=True, note="under it, ≥ the lower bound (the output floors priced)"),
 }
 _TALK_LAYOUTS = (
-    ("talk", "start", "took", "input", "reply", "calls", "four", "money"),
-    ("talk", "start", "took", "input", "calls", "tokens", "money"),
-    ("talk", "start_short", "took", "input", "tokens", "money"),
-    ("talk", "start_short", "input", "money"),
-    ("talk", "input", "money"),
+    ("talk", "start", "took", "input", "reply", "calls", "four", "money", "bound"),
+    ("talk", "start", "took", "input", "calls", "tokens", "money", "bound"),
+    ("talk", "start_short", "took", "input", "tokens", "both"),
+    ("talk", "start_short", "input", "both"),
+    ("talk", "input", "both"),
 )
 _STREAM_COLS = {"stream": Col("stream"), "kind": Col("kind"), "by": Col("started by", wrap=True, min=10),
                 "talks": Col("talks", wrap=True, min=8), "steps": Col("steps", right=True),
@@ -228,15 +239,40 @@ def show_text(conv: Conversation, led: Ledger, tz: Any = None) -> Group:
     notes = ["a main talk's calls, tokens and money hold those of the sub-agents it started; a sub-agent's own "
              f"talk ({sub.id} ({sub.stream}) here) is listed too, with its own"] if sub else []
     notes += unknown_notes(led.total) + [f"times are {zone_label(tz)}"]
+    quiet = [k for k in conv.talks if not (money_of.get(k.id) or Tally()).calls and not k.reply]
+    if quiet:
+        notes.append(f"{plural(len(quiet), 'talk')} with no model call (commands such as /clear, /context) "
+                     "folded into one row each run of them")
     t = FitTable(_TALK_COLS, _TALK_LAYOUTS, title="talks", notes=notes, lines=True)
+    held: list[Any] = []
+
+    def fold() -> None:
+        # a run of talks no model call answered (a /clear, a /context): one row, not four each
+        if not held:
+            return
+        ids = held[0].id if len(held) == 1 else f"{held[0].id}–{held[-1].id}"
+        said = ", ".join(dict.fromkeys(clip(conv.step(i).text, 40) for k in held for i in k.inputs)) or "—"
+        t.add_row({"talk": ids, "start": when(held[0].start, tz, "%Y-%m-%d %H:%M:%S"),
+                   "start_short": when(held[0].start, tz, "%m-%d %H:%M"), "took": "—",
+                   "input": Text(f"{said} (no model call)"), "reply": "—", "calls": 0, "four": "—", "tokens": "—",
+                   "money": "—", "bound": "—", "both": "—"})
+        held.clear()
+
+    quiet_ids = {k.id for k in quiet}
     for k in conv.talks:
+        if k.id in quiet_ids:
+            held.append(k)
+            continue
+        fold()
         m = money_of.get(k.id) or Tally()
         ins = "\n".join(f"{i.input} {clip(i.text, 160)}" + ("" if i.source in ("person", "agent") else f" ({i.source})")
                         for i in (conv.step(x) for x in k.inputs)) or "—"
         t.add_row({"talk": k.id if k.stream == "m" else f"{k.id} ({k.stream})", "start": when(k.start, tz, "%Y-%m-%d %H:%M:%S"),
                    "start_short": when(k.start, tz, "%m-%d %H:%M"), "took": times.span_text(_seconds(k.start, k.end)),
                    "input": Text(ins), "reply": Text(clip(conv.step(k.reply).text, 160) if k.reply else "—"),
-                   "calls": m.calls, "four": _four(m), "tokens": f"{m.token_sum:,}", "money": money_cell(m)})
+                   "calls": m.calls, "four": _four(m), "tokens": tokens_cell(m), "money": money_cell(m), "bound": bound_cell(m),
+                   "both": money_cell(m) if bound_cell(m) == money_cell(m) else f"{money_cell(m)}\n{bound_cell(m)}"})
+    fold()
     streams = FitTable(_STREAM_COLS, (("stream", "kind", "by", "talks", "steps", "why"), ("stream", "kind", "by", "why")),
                        title="streams")
     for st in conv.streams:
@@ -244,7 +280,7 @@ def show_text(conv: Conversation, led: Ledger, tz: Any = None) -> Group:
                          "talks": ", ".join(st.talks) or "—", "steps": st.steps,
                          "why": st.unattributed or ("—" if st.kind == "main" else f"from {st.parent}")})
     tot = led.total
-    line = Text(f"total: {plural(tot.calls, 'model call')}; {_four(tot, ' · ')}; {money_cell(tot)}")
+    line = Text(f"total: {plural(tot.calls, 'model call')}; {_four(tot, ' · ')}; {money_pair(tot)}")
     return Group(head, t, streams, line)
 
 

@@ -48,6 +48,9 @@ class Col:
     ``necessary_exploration``): it is drawn at least as wide as its longest word."""
     note: str | None = None
     """What the column means, said under the table when the layout drawn holds the column."""
+    one_line: bool = False
+    """For a wrapping column: its cells are cut to one line with "…" at the width it is given
+    (a listing of one line a row), never wrapped."""
 
 
 Cell = str | Text
@@ -128,8 +131,8 @@ class FitTable:
         t = Table(title=self.title, show_lines=self.lines)
         for k, w in self.widths(layout, width).items():
             col = self.columns[k]
-            t.add_column(col.header, justify="right" if col.right else "left", no_wrap=not col.wrap,
-                         overflow="fold" if col.wrap else "ellipsis", width=w)
+            t.add_column(col.header, justify="right" if col.right else "left", no_wrap=not col.wrap or col.one_line,
+                         overflow="fold" if col.wrap and not col.one_line else "ellipsis", width=w)
         for cells, style in self.rows:
             t.add_row(*(cells.get(k, "") for k in layout), style=style)
         return t
