@@ -212,7 +212,8 @@ def test_an_extra_tool_in_the_init_frame_fails_the_call(small_conv: Any, tmp_pat
     # The real claude, given one built-in tool more than asz asks for (as a settings file an
     # organization enforces could): the init frame lists it, and the call stops there.
     wrapper = tmp_path / "claude-with-read"
-    wrapper.write_text(f'#!/bin/sh\nexec "{CLAUDE}" "$@" --tools Read\n')
+    # (`claude auth status`, asked before the run starts, as it is)
+    wrapper.write_text(f'#!/bin/sh\n[ "$1" = auth ] && exec "{CLAUDE}" "$@"\nexec "{CLAUDE}" "$@" --tools Read\n')
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
     answer = answer_for(small_conv[2])
     # the first request is held 3 s: the call is stopped at the init frame while it may be on its way

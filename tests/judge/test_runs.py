@@ -170,3 +170,21 @@ def test_a_prefix_of_a_session_id_names_its_conversation_to_judge_runs_and_the_m
 
     got = anyio.run(_session, _params(home.path.parent, session), card)
     assert json.loads(got)["conversation"] == ORIGIN.stem, got[:300]  # the card of the conversation the session is in
+
+
+def test_a_run_whose_stage_failed_is_listed_failed_never_closed(home: Store, tmp_path: Path) -> None:
+    cid = cid_with(home, 1)
+    ans = plain_answer(inputs_of(home, cid))
+    ok, _ = judge(home, tmp_path, cid, [entry(ans)])
+    bad, _ = judge(home, tmp_path, cid, [entry(ans)], stages=None)  # the script answers no achievement call
+    assert bad.stages["achievement"] == "failed" and ok.stages["targets"] == "complete"
+    rows = {r.run: r for r in list_runs(home=home.path.parent, store=home)}
+    assert rows[bad.path.name].status == "failed" and rows[ok.path.name].status == "closed"
+    text = render(runs_text(list(rows.values()), {}), 160)
+    assert "failed: closed, a stage failed" in " ".join(text.split())
+
+
+def test_runs_and_show_name_coverage_alike() -> None:
+    st = {"scores": {k: {"rounded": "0.50", "unit": "money"} for k in ("achievement", "efficiency", "coverage", "delivered")}}
+    text = render(statement_text(st), 160)
+    assert "coverage 0.50" in text and "reviewed" not in text

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from asz_core.errors import ConfigError
 from asz_core.interfaces import Availability, EvaluatorBackend
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
@@ -297,6 +298,11 @@ class ClaudeEvaluator(EvaluatorBackend):
     @classmethod
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:
         cc.find_executable("claude", None, "ASZ_CLAUDE", options)  # the CLI must be there before the run starts
+        # and able to answer: what the automatic choice asks (logged in, or a key set), so a named
+        # claude that is not logged in fails now, in one line, not once per call of a run
+        a = cls.available(options)
+        if not a.ok:
+            raise ConfigError(f"the claude evaluator cannot run here: {a.why}")
 
     def judge(self, call: EvaluatorCall) -> CallResult:
         exe = cc.find_executable("claude", call, "ASZ_CLAUDE")

@@ -122,8 +122,10 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
             raise ConfigError(f"no evaluator for the {s} stage: give --evaluator NAME, --stage-evaluator {s}=NAME or "
                               f"judge.evaluator in asz.yaml (installed: {', '.join(names) or 'none'})")
         specs[s] = parse_evaluator(given, cfg)
-        # An unknown name, a missing SDK or CLI, a model not given: each fails before the run starts.
-        registry.evaluator(specs[s].name).check(specs[s].argument, specs[s].options)
+    # An unknown name, a missing SDK or CLI, a model not given, a CLI not logged in: each fails
+    # before the run starts (each evaluator asked once, whatever stages it runs).
+    for sp in {(sp.name, sp.argument, repr(sp.options)): sp for sp in specs.values()}.values():
+        registry.evaluator(sp.name).check(sp.argument, sp.options)
     for s in options.stage_evaluators:
         if s not in configs.STAGES:
             raise ConfigError(f"--stage-evaluator names {s!r}, which is no stage; stages: {', '.join(configs.STAGES)}")

@@ -37,7 +37,8 @@ class RunRow:
     started: str | None
     ended: str | None
     status: str
-    """``closed``; ``running`` (not closed, its process alive); ``stopped`` (not closed, its process gone);
+    """``closed``; ``failed`` (closed, a stage of it failed: its scores lack what that stage was to
+    give); ``running`` (not closed, its process alive); ``stopped`` (not closed, its process gone);
     ``unreadable`` (its run.json or close.json does not read: ``unreadable`` says why)."""
     stages: dict[str, str]
     """Stage -> status, of the stage files written so far."""
@@ -99,7 +100,9 @@ def _row(path: Path) -> RunRow:
         consumed = close.get("consumed") or {}
     else:
         consumed = unstructure(stage_files.consumed(read.values()))
-    status = "unreadable" if run_why or close_why else "closed" if close is not None \
+    stages = stage_files.statuses(read)
+    status = "unreadable" if run_why or close_why else (
+        "failed" if "failed" in stages.values() else "closed") if close is not None \
         else "running" if alive(run.get("pid"), run.get("host")) else "stopped"
     unreadable = {f: why for f, why in ((RUN, run_why), (CLOSE, close_why)) if why}
     evals = run.get("evaluators") or {}
@@ -107,7 +110,7 @@ def _row(path: Path) -> RunRow:
     return RunRow(run=path.name, path=str(path), conversation=str(run.get("conversation") or decode(path.parent.name) or path.parent.name),
                   head=run.get("head"), window=run.get("window"), started=run.get("started"),
                   ended=close.get("ended") if isinstance(close, dict) else None, status=status,
-                  stages=stage_files.statuses(read), evaluators=specs, consumed=consumed,
+                  stages=stages, evaluators=specs, consumed=consumed,
                   scores={k: v for k, (v, _) in _scores(close).items()},
                   units={k: u for k, (_, u) in _scores(close).items() if u},
                   unreadable=unreadable | {s: r.problem for s, r in read.items()

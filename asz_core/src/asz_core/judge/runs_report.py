@@ -37,8 +37,9 @@ def runs_text(rows: list[RunRow], shorts: dict[str, str], tz: dt.tzinfo | None =
         return Text(f"no runs of {of} yet: `asz judge {of}` makes one" if of else "no runs yet: `asz judge CONV` makes one",
                     style="dim")
     t = FitTable(_COLS, _LAYOUTS, title=f"{plural(len(rows), 'run')}, newest first",
-                 notes=[f"times are {zone_label(tz)}; `asz judge -show RUN` renders one; running: not closed and its "
-                        "process alive; stopped: not closed and its process gone",
+                 notes=[f"times are {zone_label(tz)}; `asz judge -show RUN` renders one; failed: closed, a stage failed "
+                        "(-show says which and what to do); running: not closed and its process alive; stopped: not "
+                        "closed and its process gone",
                         "scores weigh money (tokens where a call of the targets is unpriced; --json says which); "
                         "—: nothing to weigh" if any(r.scores for r in rows) else "",
                         *(f"run {r.run}: {why} (unreadable: not used)" for r in rows for why in r.unreadable.values())])

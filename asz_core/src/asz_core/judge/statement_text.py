@@ -75,7 +75,7 @@ def statement_text(st: dict[str, Any]) -> Group:
     parts: list[Any] = []
     head = Text.assemble(("achievement ", "bold"), (score(sc.get("achievement")), "bold cyan"),
                          ("   efficiency ", "bold"), (score(sc.get("efficiency")), "bold cyan"),
-                         (f" (reviewed {score(sc.get('coverage'))})", "dim"),
+                         (f" (coverage {score(sc.get('coverage'))})", "dim"),
                          ("   delivered ", "bold"), (score(sc.get("delivered")), "bold cyan"),
                          (f"   by {unit}", "dim"))
     parts.append(head)
