@@ -8,6 +8,7 @@ from typing import Any
 
 from ..config import STAGES
 from .achievement import run_achievement
+from .divergence import run_divergence
 from .efficiency import run_efficiency
 from .reference import run_reference
 from .subtasks import run_subtasks
@@ -15,6 +16,6 @@ from .targets import run_targets
 
 STAGE_FUNCTIONS: dict[str, Callable[..., Any]] = {"targets": run_targets, "achievement": run_achievement,
                                                   "subtasks": run_subtasks, "efficiency": run_efficiency,
-                                                  "reference": run_reference}
+                                                  "reference": run_reference, "divergence": run_divergence}
 
 __all__ = ["STAGES", "STAGE_FUNCTIONS"]
