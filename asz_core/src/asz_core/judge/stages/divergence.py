@@ -30,12 +30,13 @@ from typing import Any
 import orjson
 
 from .. import stage_files
-from ..context import EvaluatorSpec, Meter, Run, StageCalls, now, readable_with
+from ..context import EvaluatorSpec, Run, now, readable_with
 from ..evidence import Evidence, for_run
 from ..judgment import (DIVERGENCE_CAUSES, JUDGMENT_CAUSES, VERDICTS, Check, DivergenceCause, DivergenceHeader, StageFile,
                         Verdict, check_notes)
 from ..kit import render
 from ..labelling import targets_stage
+from .reference import one_call
 
 STAGE = "divergence"
 CHANGING = frozenset({"create", "refine", "steer", "correct"})
@@ -113,12 +114,7 @@ def run_divergence(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                                  for c in facts.conclusions.values()),
         "targets": "\n".join(orjson.dumps(r).decode() for r in facts.target_rows()) or "(none)",
         "misled": "\n".join(orjson.dumps(m).decode() for m in misled) or "(none)"})
-    with Meter(STAGE, run.cfg.judge.progress, run.say) as meter:
-        calls = StageCalls(run, STAGE, spec, backend, meter)
-        out = calls.call(1, prompt, run.kit.schema(STAGE), readable)
-        stage_run = calls.stage_run("single", 1, started, t0)
-        evref = calls.evaluator_ref()
-    ref = run.kit.ref(STAGE)
+    out, stage_run, evref, ref = one_call(run, STAGE, spec, backend, prompt, readable, started, t0)
     if not out.ok:
         return run.stage_file(STAGE, "failed", f"the call gave nothing readable twice ({out.error})", note=unavailable,
                               kit=ref, evaluator=evref, run=stage_run, sources=tuple(_coverage(cov)))

@@ -76,12 +76,7 @@ def run_reference(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     prompt = render(run.kit.template(STAGE), {"budget": f"{run.cfg.judge.read_bytes:,}", "card": run.card(),
                                               "call_note": note, "sources": "\n".join(orjson.dumps(r).decode() for r in rows),
                                               "inputs": inputs})
-    with Meter(STAGE, run.cfg.judge.progress, run.say) as meter:
-        calls = StageCalls(run, STAGE, spec, backend, meter)
-        out = calls.call(1, prompt, run.kit.schema(STAGE), readable)
-        stage_run = calls.stage_run("single", 1, started, t0)
-        evref = calls.evaluator_ref()
-    ref = run.kit.ref(STAGE)
+    out, stage_run, evref, ref = one_call(run, STAGE, spec, backend, prompt, readable, started, t0)
     unavailable_notes = tuple(f"{c.source}: comparison unavailable: {c.why}" for c in unavailable)
     if not out.ok:
         return run.stage_file(STAGE, "failed", f"the call gave nothing readable twice ({out.error})", note=unavailable_notes,
@@ -97,6 +92,17 @@ def run_reference(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     status = "partial" if (checks or unavailable) else "complete"
     return run.stage_file(STAGE, status, None, note=note_lines, kit=ref, evaluator=evref, run=stage_run,
                           checks=tuple(checks), header=header, sources=tuple(cov), conclusions=tuple(kept))
+
+
+def one_call(run: Run, stage: str, spec: EvaluatorSpec, backend: Any, prompt: str, readable: Any, started: str,
+             t0: float) -> tuple[Any, Any, Any, Any]:
+    """A stage of one call (reference, divergence): its outcome, its run, its evaluator, its kit."""
+    with Meter(stage, run.cfg.judge.progress, run.say) as meter:
+        calls = StageCalls(run, stage, spec, backend, meter)
+        out = calls.call(1, prompt, run.kit.schema(stage), readable)
+        stage_run = calls.stage_run("single", 1, started, t0)
+        evref = calls.evaluator_ref()
+    return out, stage_run, evref, run.kit.ref(stage)
 
 
 def _clip(text: str | None, limit: int = 300) -> str:
@@ -254,4 +260,4 @@ def _reaches(start: str, goal: str, nxt: Any) -> bool:
     return False
 
 
-__all__ = ["run_reference", "keep_conclusions", "parse_lines", "coverage", "inputs_held"]
+__all__ = ["run_reference", "one_call", "keep_conclusions", "parse_lines", "coverage", "inputs_held"]
