@@ -411,3 +411,24 @@ def test_redacted_running_total_is_no_base_for_the_next(store: Store, tmp_path: 
     collect_into(store, path)
     calls = only(store).model_calls()
     assert [own(c) for c in calls] == [(None, None, None), (None, None, None), fresh(REQUESTS[2])]
+
+
+def test_a_file_an_earlier_asz_read_part_of_reads_on(tmp_path: Path) -> None:
+    """The state an earlier asz kept for a grown file (no order, the open call's texts a list)
+    is taken up: the rest of the file is read in its release's order, without warnings."""
+    recs = count_first(tid="up-1")
+    path = write(tmp_path / "rollout-up.jsonl", recs[:9])  # request 1 whole
+    cursor = Cursor()
+    adapter = CodexAdapter()
+    for x in adapter.read(path, cursor):
+        assert not isinstance(x, Problem)
+    for k in ("order", "counted", "unreadable", "counts"):
+        cursor.state.pop(k)
+    cursor.state["texts"] = []
+    write(path, recs)
+    rest = list(adapter.read(path, cursor))
+    assert not [x for x in rest if isinstance(x, Problem)]
+    events = [e for x in rest for e in x.events]
+    counted = [e["id"] for e in events if e["e"] == "call" and e["final"]]
+    asked = {e["id"]: e["call"] for e in events if e["e"] == "tool_use"}
+    assert len(counted) == 2 and asked == {"call_b": counted[0]}

@@ -116,6 +116,8 @@ class CodexAdapter(RuntimeAdapter):
     def _entry(self, path: Path, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any]) -> Iterator[Entry | Problem]:
         if "fmt" not in st:
             self._start(path, obj, st)
+        elif "order" not in st:
+            _upgrade(st, path)
         fmt = st["fmt"]
         typ = obj.get("type")
         payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else None
@@ -652,6 +654,16 @@ def _usage(u: Mapping[str, Any]) -> dict[str, Any]:
 
 def _int(v: Any) -> int | None:
     return count(v)  # negative or out of range (2**64-1): unknown
+
+
+def _upgrade(st: dict[str, Any], path: Path) -> None:
+    """The state an earlier asz kept for a file it read part of (a file grown since): what this
+    one adds (the order from the file's first line again); the texts of the open call (a list)
+    dropped."""
+    meta = _first_meta(path) if st["fmt"] == "rollout" else None
+    order = ITEMS_FIRST if st["fmt"] == "exec" else order_of(meta.get("cli_version")) if meta else READ_ORDER
+    st.update(order=order, counted=None, unreadable=False, counts=int(st.get("prev") is not None or bool(st.get("n"))),
+              texts={})
 
 
 def order_of(version: Any) -> str:
