@@ -95,3 +95,18 @@ def background_example(dst: Path) -> Path:
     lines.insert(grep_result + 1, note)
     main.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     return out
+
+
+def interrupted_example(dst: Path, text: str = "[Request interrupted by user for tool use]") -> Path:
+    """The bundled example with its foreground sub-agent's starting Task interrupted before the
+    sub-agent answered: the Task's result is the runtime's interruption text, marked an error."""
+    out = _copy(dst)
+    main = next(out.rglob(MAIN))
+    lines = [json.loads(x) for x in main.read_text().splitlines()]
+    i = next(i for i, x in enumerate(lines) if isinstance(x.get("toolUseResult"), dict)
+             and x["toolUseResult"].get("agentId") == "a3f9c21")
+    block = lines[i]["message"]["content"][0]
+    block["content"] = [{"type": "text", "text": text}]
+    block["is_error"] = True
+    main.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return out

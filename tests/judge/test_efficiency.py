@@ -79,7 +79,7 @@ def test_part_calls_on_its_own() -> None:
 
 def test_with_a_sub_task_stage_a_label_covers_only_the_talks_own_stream(corpus_store: Any, tmp_path: Path) -> None:
     conv = window.build(corpus_store, TODO).conv
-    sub = {"decisions": [{"subtasks": ["a2"], "label": {"label": "productive", "step": own_steps(conv, "a2")[0]}}]}
+    sub = {"decisions": [{"subtasks": ["a2"], "label": {"label": "productive", "step": own_steps(conv, "a2", "model_call")[0]}}]}
     path, st = run(corpus_store, tmp_path, TODO, first_target(inputs_of(corpus_store, TODO)), sub, TODO_PARTS,
                    settings={"judge.mode": "single"})
     eff_rows, sub_rows = labels(st["efficiency"]), labels(st["subtasks"])

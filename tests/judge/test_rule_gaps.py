@@ -90,3 +90,19 @@ def test_a_sibling_launched_with_a_task_shows_nothing_of_it(corpus_store: Any) -
              if ev.shows_task_wrong(ev.cite(step), stream)}
     # a task is shown wrong only by a later agent call of another model call: a4's and a5's for a1 and a2
     assert wrong == {("a1", "s227"), ("a1", "s228"), ("a2", "s227"), ("a2", "s228")}
+
+
+# --- a foreground sub-task whose starting call was interrupted gave no report back ----------------------
+
+def test_an_interrupted_foreground_sub_task_gave_no_report(store: Any, tmp_path: Path) -> None:
+    """The bundled example's a1, started by the Task s20, whose result is (made) the runtime's
+    interruption text: nothing shows a report came back, so no later step acted on it."""
+    from asz_core.collect import collect
+
+    from .fixtures import interrupted_example
+
+    collect([interrupted_example(tmp_path)], store)
+    ev = Evidence(window.build(store, "5e1f0c2a"))
+    assert ev.starting_step("a1").id == "s20" and ev.conv.step("s20").status == "failed"  # type: ignore[union-attr]
+    assert ev.report_back("a1") is None
+    assert not ev.after_report(ev.cite("s22"), "a1") and not ev.after_report(ev.cite("s26"), "a1")

@@ -77,7 +77,7 @@ def own_results(conv: Any, stream: str) -> list[str]:
 def plausible(conv: Any, streams: list[str]) -> dict[str, Any]:
     """Decisions a careful evaluator could give: each sub-task's outcome and report cite its first
     own tool result (those with none say unknown), used cites the giver's next step, the dispatch
-    its starting step, the label its first own step."""
+    its starting step, the label its first model call (its input is the task it was given, not its work)."""
     out = []
     for a in streams:
         st = conv.stream(a)
@@ -94,7 +94,7 @@ def plausible(conv: Any, streams: list[str]) -> dict[str, Any]:
                     "used": {"value": "used", "cites": [later]} if later else {"value": "unknown"},
                     "dispatch": {"value": "right", "cites": [start]} if start else {"value": "unknown"},
                     "misled": None,
-                    "label": {"label": "productive", "step": own_steps(conv, a)[0], "why": None}})
+                    "label": {"label": "productive", "step": own_steps(conv, a, "model_call")[0], "why": None}})
     return {"decisions": out}
 
 
@@ -270,7 +270,7 @@ def test_a_shared_decision_is_checked_for_each_sub_task_on_its_own(corpus_store:
     shared = {"subtasks": ["a1", "a2", "a3", "a4", "a5"], "outcome": {"value": "completed", "cites": [r2]},
               "report": {"value": "accurate", "cites": [r2]}, "used": {"value": "unknown"},
               "dispatch": {"value": "unknown"}, "misled": None,
-              "label": {"label": "productive", "step": own_steps(conv, "a2")[0], "why": None}}
+              "label": {"label": "productive", "step": own_steps(conv, "a2", "model_call")[0], "why": None}}
     _, stages = run(corpus_store, tmp_path, cid, first_target(inputs_of(corpus_store, cid)), {"decisions": [shared]},
                     stages=("targets", "subtasks"), settings={"judge.mode": "single"})
     got = by_stream(stages["subtasks"])
@@ -380,7 +380,7 @@ def test_calls_run_side_by_side_cut_by_the_outlines_of_their_sub_tasks(corpus_st
     assert len(want) >= 3
     answers = [{"decisions": [decision(subtasks=[a], outcome={"value": "unknown"}, report={"value": "unknown"},
                                        used={"value": "unknown"}, dispatch={"value": "unknown"},
-                                       label={"label": "productive", "step": own_steps(w.conv, a)[0]}) for a in grp]}
+                                       label={"label": "productive", "step": own_steps(w.conv, a, "model_call")[0]}) for a in grp]}
                for grp in want]
     path, stages = run(corpus_store, tmp_path, cid, first_target(inputs_of(corpus_store, cid)), answers,
                        stages=("targets", "subtasks"), settings={"judge.read_bytes": budget, "judge.mode": "stream"})
@@ -414,3 +414,15 @@ def test_a_second_decision_for_one_sub_task_is_left_out(example: Any, tmp_path: 
     sub = stages["subtasks"]
     assert by_stream(sub)["a1"]["outcome"]["value"] == "completed"
     assert ("left_out", "a1", "a second answer for the same sub-task") in checks(sub)
+
+
+def test_a_label_citing_the_task_given_or_a_notice_is_left_out(example: Any, tmp_path: Path) -> None:
+    """a1's stream holds its task (its input) before its work: a label citing it cites no step of
+    its work, so its cost is not reviewed (spec: "Its work label cites a step of its own work")."""
+    conv = window.build(example, "5e1f0c2a").conv
+    task = next(s.id for s in conv.steps if s.stream == "a1" and s.kind == "input")
+    sub, a1 = one(example, tmp_path, decision(label={"label": "productive", "step": task, "why": None}))
+    assert (a1["label"]["label"], a1["label"]["given"]) == ("not_reviewed", "productive")
+    assert sub["calls"] == []
+    assert ("left_out", "a1", f"label productive cites {task!r}, which is no step of the work it labels: its cost is "
+            "not reviewed") in checks(sub)

@@ -408,16 +408,18 @@ class Evidence:
     def report_back(self, stream: str) -> tuple[str, int] | None:
         """Where ``stream``'s report came back: (the step, its place in landing order). The
         earliest runtime notice that it ended; or, for one that ran in the foreground, the
-        result of the call that started it, which the record marks as its own (a background
-        launch's acknowledgement is not a report). None when neither shows it: then no work is
-        charged to its report. Order is landing order, never time."""
+        result of the call that started it, which the record marks as its own, when it returned
+        (a background launch's acknowledgement is not a report, and a call interrupted or failed
+        before the sub-task answered returned the runtime's interruption or error text, no report).
+        None when neither shows it: then no work is charged to its report. Order is landing order,
+        never time."""
         found: list[tuple[int, str]] = []
         for s in self.conv.steps:
             if s.kind == "notice" and s.ended == stream and s.id in self.w.steps:
                 found.append((s.seq, s.id))
                 break
         start = self.starting_step(stream)
-        if (start is not None and start.kind == "agent_call" and not start.launch and start.status in ("returned", "failed")
+        if (start is not None and start.kind == "agent_call" and not start.launch and start.status == "returned"
                 and start.id in self.w.steps):
             found.append((start.records[-1], start.id))
         if not found:

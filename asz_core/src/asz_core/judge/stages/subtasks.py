@@ -38,7 +38,7 @@ from ...assembly import Step
 
 from ..chunks import Item
 from ..context import EvaluatorSpec, Run, own_entries, readable_with
-from ..evidence import Cite, Evidence, for_run as evidence_for
+from ..evidence import WORK_KINDS, Cite, Evidence, for_run as evidence_for
 from ..judgment import (AVOIDABLE, DISPATCHES, NOT_REVIEWED, OUTCOMES, REPORTS, USES, CallLabel, Check, check_notes, Decision,
                         StageFile, SubtaskJudgment, SubtasksHeader, WorkLabel)
 from ..labelling import check_label, costing_of, demote, giver_cause, misled_cause, not_read, run_side_by_side, targets_stage
@@ -82,6 +82,9 @@ class SubtaskCheck:
         if steps is None:
             steps = [s for s in ev.conv.steps if s.stream == stream and s.id in ev.w.steps]
         self.own = {s.id for s in steps}
+        self.work = {s.id for s in steps if s.kind in WORK_KINDS}
+        """Its own work: what a work label cites (the task it was given, its input, and a
+        runtime notice are its stream's steps, not its work)."""
         reply = next((s for s in reversed(steps) if s.kind == "reply"), None)
         self.report_step = reply.id if reply else None
 
@@ -226,7 +229,7 @@ def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
         charge = None
         if misled:
             charge = {"right": "subtask", "misdirected": "giver", "redundant": "giver"}.get(dispatch.value, "unknown")
-        label = check_label(e.get("label"), sc.own, ev, a, checks)
+        label = check_label(e.get("label"), sc.work, ev, a, checks)
         deleg = DELEGATION.get(dispatch.value)
         if label.label in DELEGATION.values() and label.label != deleg:
             label = demote(label, a, f"{label.label} needs the dispatch {label.label.split('_')[0]}, which "
