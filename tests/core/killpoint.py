@@ -10,6 +10,7 @@ Used by test_collect_kill.py to stop a collect at exact places; nothing in asz k
 * ``round``: a round row was just written
 * ``commit-before`` / ``commit-after``: just before / after the transaction commits
 
+With ``ASZ_TEST_KILL_SIGNAL=INT`` the signal sent is SIGINT (a person's Ctrl-C) instead of SIGKILL.
 With ``ASZ_TEST_KILL_CHILDREN=FILE``, the ids of this process's children (collect's reader) are
 written to FILE just before the kill.
 """
@@ -36,7 +37,7 @@ def reached(point: str) -> None:
             if out:
                 with open(f"/proc/self/task/{os.getpid()}/children") as f, open(out, "w") as o:
                     o.write(f.read())
-            os.kill(os.getpid(), signal.SIGKILL)
+            os.kill(os.getpid(), getattr(signal, "SIG" + os.environ.get("ASZ_TEST_KILL_SIGNAL", "KILL")))
 
 
 class _Connection:

@@ -176,3 +176,19 @@ def test_collects_of_the_whole_corpus_killed_after_random_delays(tmp_path: Path,
         assert _same(fingerprint(home / "asz.db"), after)
     # the delays did stop collects in the middle (and the last ones may have finished)
     assert outcomes.count("before") >= 2, outcomes
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_ctrl_c_during_a_collect_says_it_stopped_and_nothing_was_published(tmp_path: Path, json_out: bool) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    args = ["collect", str(CLAUDE_CORPUS), *(["--json"] if json_out else [])]
+    stopped = subprocess.run([sys.executable, str(KILLPOINT), *args], capture_output=True, text=True, timeout=300,
+                             env=asz_env(home, ASZ_TEST_KILL_AT="add:40", ASZ_TEST_KILL_SIGNAL="INT"))
+    assert stopped.returncode == 130, stopped.stderr
+    assert stopped.stderr.strip().splitlines() == [
+        "collect stopped (interrupted) before it published: nothing of it is in the store, which is as it was; "
+        "`asz collect` again reads it all"], stopped.stderr
+    assert "Traceback" not in stopped.stderr and stopped.stdout == ""
+    listed = run_asz("conversations", "--json", home=home)
+    assert listed.returncode == 0 and json.loads(listed.stdout) == []

@@ -59,8 +59,14 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         return mains + agents
 
     def default_paths(self) -> list[Path]:
+        """Where Claude Code keeps transcripts: CLAUDE_CONFIG_DIR's ``projects`` (several folders
+        separated by commas, as ccusage reads it), else both ``~/.config/claude/projects`` (newer
+        Claude Code, under XDG_CONFIG_HOME) and ``~/.claude/projects``."""
         config = os.environ.get("CLAUDE_CONFIG_DIR")
-        return [Path(config) / "projects" if config else Path.home() / ".claude" / "projects"]
+        if config:
+            return [Path(c.strip()).expanduser() / "projects" for c in config.split(",") if c.strip()]
+        xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        return [Path(xdg) / "claude" / "projects", Path.home() / ".claude" / "projects"]
 
     def companions(self) -> list[Path]:
         """The recorder plugin's spool (docs/recorder.md): change and execution records per tool call,

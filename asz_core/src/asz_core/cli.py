@@ -8,11 +8,13 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
+import click
 import orjson
 import typer
 from rich.markup import escape
+from typer.core import TyperCommand
 
-from . import api, ledger_report, report
+from . import api, commands, help_labels, ledger_report, report
 from . import conversations as convs
 from . import ledger as ledgers
 from . import pricing, times
@@ -20,6 +22,8 @@ from .commands import AszGroup
 from .errors import AszError, os_error_text
 from .tables import console
 from .terminal_text import inert, json_inert
+
+help_labels.install()  # -h: no <bool>, choices that wrap between names
 
 HELP = {"help_option_names": ["-h", "--help"]}
 """-h and --help on every command (click hands it down to sub-commands, plugins' too)."""
@@ -49,15 +53,37 @@ Head = Annotated[Optional[str], typer.Option("--head", help="Round to view: r3, 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for programs instead of a table.")]
 
 
-@app.command()
+class _CollectCommand(TyperCommand):
+    """``asz collect``, whose help names every folder it reads with no path given (each installed
+    runtime's, and whether it is on this machine), learnt from the runtimes when -h is asked."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from .collect import default_places
+
+        try:
+            places = default_places(commands.registry_of(ctx))
+        except Exception:  # noqa: BLE001 - help is printed whatever a plugin does
+            places = []
+        lines = [escape(inert(f"{name}: {p}")) + ("" if here else " (not on this machine)") for name, p, here in places]
+        self.epilog = "With no path, it reads:\n" + "\n".join(lines) if lines else None
+        super().format_help(ctx, formatter)
+
+
+@app.command(cls=_CollectCommand)
 def collect(
-    paths: Annotated[Optional[list[Path]], typer.Argument(help="Session files or folders (default ~/.claude/projects).")] = None,
+    paths: Annotated[Optional[list[Path]], typer.Argument(help="Session files or folders (default: every installed runtime's own folders, listed below).")] = None,
     runtime: Annotated[Optional[str], typer.Option("--runtime", help="Force a runtime adapter instead of detecting one.")] = None,
     json: Json = False,
 ) -> None:
     """Read runtime transcripts and publish what is new as one round per conversation."""
-    with report.progress_bar(out, enabled=not json) as progress:
-        result = api.collect_paths(paths, runtime=runtime, progress=progress)
+    from .collect import STOPPED
+
+    try:
+        with report.progress_bar(out, enabled=not json) as progress:
+            result = api.collect_paths(paths, runtime=runtime, progress=progress)
+    except KeyboardInterrupt:  # collect writes in one transaction: it was not committed
+        err.print(inert(STOPPED), highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
     for p in result.problems:
         err.print(f"[yellow]warning:[/] {escape(inert(p, one_line=True))}", highlight=False)
     _emit(report.collect_json(result) if json else report.collect_table(result, convs.short_ids()), json)
@@ -133,7 +159,7 @@ class By(str, Enum):
 def ledger(
     conversation: Annotated[Optional[str], typer.Argument(help="Conversation id, unique prefix or session id (default: all collected).")] = None,
     head: Head = None,
-    by: Annotated[Optional[By], typer.Option("--by", help="Rows: talk (with the sub-agents each started), stream, model, day (local) or project.")] = None,
+    by: Annotated[Optional[By], typer.Option("--by", help="Rows: talk (with the sub-agents each started), stream, model, day or month (local), block (5-hour usage windows, all conversations) or project.")] = None,
     since: Since = None, until: Until = None, timezone: Zone = None, project: Project = None, runtime: Runtime = None,
     json: Json = False,
     prices: Annotated[Optional[Path], typer.Option("--prices", help="Price file (genai-prices data, JSON or YAML) instead of the shipped snapshot.")] = None,

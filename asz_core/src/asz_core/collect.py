@@ -70,6 +70,23 @@ Progress = Callable[[int, int, str], None]
 """progress(bytes_done, bytes_total, file): called as files are read."""
 
 
+STOPPED = ("collect stopped (interrupted) before it published: nothing of it is in the store, which is as it "
+           "was; `asz collect` again reads it all")
+"""What a collect interrupted (Ctrl-C) says: it writes in one transaction, so nothing was published."""
+
+
+def default_places(registry: Registry | None = None) -> list[tuple[str, Path, bool]]:
+    """Every folder (or file) an installed runtime keeps its transcripts in by default: (runtime,
+    path, whether it is on this machine), for ``asz collect -h``."""
+    registry = registry or Registry()
+    out: list[tuple[str, Path, bool]] = []
+    for adapter in registry.runtimes():
+        for p in adapter.default_paths():
+            p = Path(p).expanduser()
+            out.append((adapter.name, p, p.exists()))
+    return out
+
+
 def default_paths(registry: Registry | None = None) -> list[Path]:
     """Every installed runtime's own transcript folders that exist on this machine."""
     registry = registry or Registry()

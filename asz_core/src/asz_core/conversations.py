@@ -157,6 +157,9 @@ class Listing:
     """Conversations left out by a span of time because their record gives no time."""
     total: int = 0
     """Conversations collected (before the filter)."""
+    newest: str | None = None
+    """The last activity of any conversation collected (before the filter): what a span that
+    finds nothing says."""
 
 
 def listing(f: Filter | None = None, *, store: Store | None = None, prices: str | None = None,
@@ -183,7 +186,13 @@ def listing(f: Filter | None = None, *, store: Store | None = None, prices: str 
     out.sort(key=lambda x: (x.summary.last or "", x.summary.started or "", x.id))
     if last is not None:
         out = out[-last:] if last > 0 else []
-    return Listing(tuple(out), f, untimed, len(conv_rows))
+    newest = max((s.last for s in sums.values() if s.last), key=_instant_key, default=None)
+    return Listing(tuple(out), f, untimed, len(conv_rows), newest)
+
+
+def _instant_key(ts: str) -> Any:
+    t = times.instant(ts)
+    return t if t is not None else times.FIRST
 
 
 # --- the ledger of all -----------------------------------------------------------------------------
@@ -207,6 +216,10 @@ class AllLedger:
     """Calls a span of time left out because the record gives them no time."""
     shorts: dict[str, str] = attrs.field(factory=dict)
     """Conversation id -> its shortest unique prefix."""
+    collected: int = 0
+    """Conversations collected (before the filter): none, and the ledger says to collect."""
+    newest: str | None = None
+    """The last model call of any conversation collected (before the filter)."""
 
 
 def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str | None = None,
@@ -253,7 +266,8 @@ def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str
     items: list[Summary | Ledger] = [ledger(s) for s in kept] if by in ("talk", "stream") else list(kept)
     out = all_rows(items, by, f.tz, ledger)
     shorts = shortest_prefixes(st.conversations())
-    return AllLedger(tuple(items), file, by, tuple(out), f, untimed, shorts)
+    newest = max((s.last_call for s in sums if s.last_call), key=_instant_key, default=None)
+    return AllLedger(tuple(items), file, by, tuple(out), f, untimed, shorts, len(sums), newest)
 
 
 def all_rows(items: Sequence[Summary | Ledger], by: str | None, tz: dt.tzinfo | None = dt.UTC,

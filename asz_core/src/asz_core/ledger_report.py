@@ -228,7 +228,24 @@ def _talk_cells(r: Row) -> dict[str, Any]:
             "streams": ", ".join(streams) or "—", "n_streams": str(len(streams)) if streams else "—"}
 
 
+def nothing_note(collected: int, f: Any, newest: str | None, what: str) -> str:
+    """What a table that found nothing says instead of an empty table: collect first, or that the
+    span holds nothing and when the newest activity was, or that the filter matched nothing."""
+    if not collected:
+        return "nothing collected yet: run `asz collect` (with no path it reads each runtime's own folders; `asz collect -h` names them)"
+    if f.timed:
+        span = " ".join(x for x in (f"from {when(f.since, f.tz)}" if f.since else "",
+                                    f"before {when(f.until, f.tz)}" if f.until else "") if x)
+        last = f"; the newest activity collected is {when(newest, f.tz)} ({zone_label(f.tz)})" if newest else ""
+        return f"no {what} {span}{last}"
+    return f"no {what} of {'project ' + ', '.join(map(repr, f.projects)) if f.projects else ''}" \
+           f"{' ' if f.projects and f.runtimes else ''}{'runtime ' + ', '.join(f.runtimes) if f.runtimes else ''} " \
+           f"among {plural(collected, 'collected conversation')}"
+
+
 def all_text(al: AllLedger) -> Group:
+    if not al.rows:
+        return Group(Text(nothing_note(al.collected, al.filter, al.newest, "model call")))
     items, by = al.items, al.by
     total, sub, helpers = all_sums(items)
     notes = unknown_notes(total) + filter_notes(al)

@@ -72,9 +72,13 @@ def parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str]] | None:
 def run(command: str, opts: dict[str, Any], args: list[str]) -> int:
     if command == "collect":
         from .api import collect_paths
-        from .collect import collect_json
+        from .collect import STOPPED, collect_json
 
-        result = collect_paths([Path(a) for a in args] or None, runtime=opts.get("--runtime"))
+        try:
+            result = collect_paths([Path(a) for a in args] or None, runtime=opts.get("--runtime"))
+        except KeyboardInterrupt:  # collect writes in one transaction: it was not committed
+            sys.stderr.write(STOPPED + "\n")
+            return 130
         for p in result.problems:
             _say("warning:", "33", str(p))
         _print_json(collect_json(result))

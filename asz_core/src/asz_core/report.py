@@ -15,7 +15,7 @@ from .collect import CollectResult, collect_json  # noqa: F401 - collect_json: J
 from .conversations import Listed, Listing
 from .convert import unstructure
 from .ledger import Ledger, Tally
-from .ledger_report import BLIND_NOTE, blind, bound_cell, count_cell, money, money_cell, money_pair, tokens_cell, unknown_notes
+from .ledger_report import BLIND_NOTE, blind, bound_cell, nothing_note, count_cell, money, money_cell, money_pair, tokens_cell, unknown_notes
 from .records import USAGE_TYPES
 from .registry import PluginInfo
 from .tables import Col, FitTable, folder, plural, when, zone_label
@@ -101,8 +101,10 @@ _CONV_LAYOUTS = (
 )
 
 
-def listing_table(lst: Listing, wide: bool = False) -> FitTable:
+def listing_table(lst: Listing, wide: bool = False) -> FitTable | Text:
     f = lst.filter
+    if not lst.rows:
+        return Text(nothing_note(lst.total, f, lst.newest, "conversation active" if f.timed else "conversation"))
     shown = f"{len(lst.rows)} of {plural(lst.total, 'conversation')}" if len(lst.rows) != lst.total else plural(lst.total, "conversation")
     notes = [money_note(x.summary.total for x in lst.rows),
              f"times are {zone_label(f.tz)}; newest activity last"]
