@@ -24,6 +24,7 @@ from attrs import frozen
 from ..errors import AszError
 from ..records import USAGE_TYPES, Usage
 from . import outcomes, stage_files
+from .source_outcomes import SourceView
 from .evidence import asking_calls
 from .goal_outcome import frac, goal_statement
 from . import statement as S
@@ -337,6 +338,7 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
         except (IndexError, ValueError):
             return 1 << 62
 
+    src = SourceView(path, stages)
     outs: list[S.TargetStatement] = []
     weights: dict[str, Acc] = {}
     finals: dict[str, Fraction] = {}
@@ -380,7 +382,10 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
         if reviewed_any and av_secs is None:
             av_secs = 0.0
         times = S.Times(obs_secs, obs, av_secs, av)
-        j = outcomes.judge_target(t, a, seq_of)
+        a_with = src.with_sources(tid, a, seq_of)  # the sources' contradictions and rollbacks that apply
+        j = outcomes.judge_target(t, a_with, seq_of)
+        if a_with is not a:
+            src.note_change(tid, outcomes.judge_target(t, a, seq_of), j, tid in ach)
         crit, contra, undone = list(j.criteria), j.contradictions, j.undoings
         klass, fin, level, basis = j.class_, j.final, j.level, j.basis
         judged = tid in ach  # a target the stage did not judge (its call failed twice) has no score, never 0
@@ -481,7 +486,7 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
     return S.Statement(
         basis=_basis(v.read), scores=scores, targets=tuple(outs), goals=tuple(gouts), findings=all_f,
         not_judged=not_judged.amount(), unassigned=unassigned.amount(), unassigned_operations=tuple(o.id for o in ops if o.id not in op_shares),
-        judging=_judging(path, stages, prices, conversation.amount()), notes=tuple(notes))
+        judging=_judging(path, stages, prices, conversation.amount()), notes=tuple(notes), sources=src.statement())
 
 
 def operation_shares(ops: Iterable[Any], asked_by: dict[str, str | None], shares: dict[str, dict[str, Fraction]],

@@ -227,6 +227,60 @@ class Judging:
 
 
 @frozen
+class ConclusionStatement:
+    """A conclusion of a source, its verdict, and what it changed or why not (docs/sources.md)."""
+
+    id: str
+    statement: str
+    kind: str | None
+    role: str | None
+    support: str | None
+    lines: tuple[tuple[int, ...], ...]
+    inputs: tuple[str, ...]
+    unbound: tuple[str, ...]
+    superseded_by: str | None
+    verdict: str | None
+    """The divergence stage's (None: not compared)."""
+    judgment: bool
+    target: str | None
+    delivery: str | None
+    disproves: str | None
+    criteria: tuple[str, ...]
+    applied: bool
+    """A contradiction or rollback applied to the final score."""
+    changed: str | None
+    """What it changed, in words."""
+    why_not: str | None
+    """Why a contradiction or rollback changes no score."""
+    causes: tuple[str, ...] = ()
+
+
+@frozen
+class SourceStatement:
+    """A source of the run: its manifest's facts, whether it was compared, its conclusions."""
+
+    id: str
+    source: str | None
+    status: str
+    why: str | None
+    taken: str | None
+    fetcher: str | None
+    how: str | None
+    content_type: str | None
+    bytes: int | None
+    cut: bool
+    sha256: str | None
+    text_sha256: str | None
+    title: str | None
+    author: str | None
+    published: str | None
+    revision: str | None
+    comparison: str
+    """``compared``, or ``unavailable: why`` (not the same as no contradiction found), or why not."""
+    conclusions: tuple[ConclusionStatement, ...] = ()
+
+
+@frozen
 class Statement:
     """The final statement: each target's outcome, the goals', and the run's scores."""
 
@@ -245,3 +299,5 @@ class Statement:
     """The operations no target's calls made."""
     judging: Judging
     notes: tuple[str, ...] = field(factory=tuple)
+    sources: tuple[SourceStatement, ...] = ()
+    """The sources the run was judged against (docs/sources.md)."""
