@@ -135,10 +135,14 @@ def test_labels_asz_leaves_out(corpus_store: Any, tmp_path: Path) -> None:
 def test_findings_are_kept_only_at_a_step_of_their_targets_work(corpus_store: Any, tmp_path: Path) -> None:
     conv = window.build(corpus_store, TODO).conv
     a5_step = own_steps(conv, "a5", "tool")[0]
-    ans = {"talks": [{"talk": "k1", "parts": [{"from": "s1", "label": "productive", "step": "s3"}]}],
+    # k1 from s1 productive; from s224 avoidable (a5, started at s228, goes with it: no sub-task stage)
+    ans = {"talks": [{"talk": "k1", "parts": [{"from": "s1", "label": "productive", "step": "s3"},
+                                              {"from": "s224", "label": "redundant_work", "step": "s224", "why": "s9"}]}],
            "findings": [
                {"target": "t1", "at": a5_step, "what": "a sub-agent's detour", "why": "w", "avoid": "a", "cites": [a5_step, "s99999"]},
-               {"target": "t1", "at": "s9", "what": "a main step"},
+               {"target": "t1", "at": "s225", "what": "a main step", "cites": ["s225"]},
+               {"target": "t1", "at": "s226", "what": "citing nothing"},
+               {"target": "t1", "at": "s9", "what": "in productive work", "cites": ["s9"]},
                {"target": "t2", "at": "s9", "what": "no such target"},
                {"target": "t1", "at": "k1", "what": "a talk id"},
                {"target": "t1", "at": "s10", "what": " "}]}
@@ -146,8 +150,11 @@ def test_findings_are_kept_only_at_a_step_of_their_targets_work(corpus_store: An
                 stages=("targets", "efficiency"))
     eff = st["efficiency"]
     assert [(f["id"], f["target"], f["anchor"], f["cites"]) for f in eff["findings"]] == [
-        ("f1", "t1", a5_step, [a5_step]), ("f2", "t1", "s9", [])]
+        ("f1", "t1", a5_step, [a5_step]), ("f2", "t1", "s225", ["s225"])]
     c = checks(eff)
+    assert ("left_out", "finding at s226", "it cites no step of the window: nothing shows it") in c
+    assert ("left_out", "finding at s9", "it sits in work labelled productive: the stage's findings concern work it "
+            "labelled avoidable") in c
     assert ("left_out", "finding at s9", "it names 't2', which is no target of the talks this call labels") in c
     assert any(w == "finding at k1" and "its anchor is no step of t1's talks" in x for _, w, x in c)
     assert ("left_out", "finding at s10", "it says nothing of what went wrong") in c
@@ -270,9 +277,10 @@ def test_misled_work_begins_at_the_step_that_acted_on_the_report(corpus_store: A
 def test_a_finding_outside_its_targets_work_is_left_out(corpus_store: Any, tmp_path: Path) -> None:
     """258c7280: t1's work is k1 and the sub-agent a1 it started (s438 is a1's WebFetch); k2 is
     no target's; a2 is a helper no step started."""
-    eff = {"talks": [{"talk": "k1", "parts": [{"from": "s1", "label": "productive", "step": "s2"}]}],
-           "findings": [{"target": "t1", "at": "s438", "what": "in a1"}, {"target": "t1", "at": "s433", "what": "in k2"},
-                        {"target": "t1", "at": "s447", "what": "in a2"}]}
+    eff = {"talks": [{"talk": "k1", "parts": [{"from": "s1", "label": "repeated_failure", "step": "s2", "why": "s134"}]}],
+           "findings": [{"target": "t1", "at": "s438", "what": "in a1", "cites": ["s438"]},
+                        {"target": "t1", "at": "s433", "what": "in k2", "cites": ["s433"]},
+                        {"target": "t1", "at": "s447", "what": "in a2", "cites": ["s447"]}]}
     _, st = run(corpus_store, tmp_path, SPOTTER, spotter_targets([{"target": "new:a", "action": "refine"}]), None, eff,
                 stages=("targets", "efficiency"))
     e = st["efficiency"]
@@ -297,3 +305,20 @@ def test_hostile_answers_leave_work_not_reviewed_and_never_crash(corpus_store: A
     assert (a1["outcome"]["value"], a1["report"]["value"], a1["used"]["value"], a1["dispatch"]["value"], a1["misled"],
             a1["label"]["label"]) == ("unknown", "unknown", "unknown", "unknown", None, "not_reviewed")
     assert st["subtasks"]["calls"] == [] and st["efficiency"]["calls"] == [] and st["efficiency"]["findings"] == []
+
+
+def test_with_a_sub_task_stage_a_finding_in_a_sub_tasks_work_follows_its_own_label(corpus_store: Any, tmp_path: Path) -> None:
+    """fe5e1c67 with a sub-task stage: a2's own work labelled redundant, a3's productive, while k1's
+    part that started both is productive: a finding in a2's work is kept, one in a3's left out."""
+    conv = window.build(corpus_store, TODO).conv
+    a2, a3 = own_steps(conv, "a2", "model_call")[0], own_steps(conv, "a3", "model_call")[0]
+    sub = {"decisions": [{"subtasks": ["a2"], "label": {"label": "redundant_work", "step": a2, "why": "s9"}},
+                         {"subtasks": ["a3"], "label": {"label": "productive", "step": a3}}]}
+    eff = {"talks": [{"talk": "k1", "parts": [{"from": "s1", "label": "productive", "step": "s3"}]}],
+           "findings": [{"target": "t1", "at": a2, "what": "done already", "cites": [a2]},
+                        {"target": "t1", "at": a3, "what": "not avoidable", "cites": [a3]}]}
+    _, st = run(corpus_store, tmp_path, TODO, first_target(inputs_of(corpus_store, TODO)), sub, eff,
+                settings={"judge.mode": "single"})
+    assert by_stream(st["subtasks"])["a2"]["label"]["label"] == "redundant_work"
+    assert [f["anchor"] for f in st["efficiency"]["findings"]] == [a2]
+    assert any(w == f"finding at {a3}" and "it sits in work labelled productive" in x for _, w, x in checks(st["efficiency"]))

@@ -204,7 +204,22 @@ def run_efficiency(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
                 lab_, cause = by_part_of_anchor[a]
                 call_rows.append(CallLabel(c.step, lab_, cause))
 
-    findings = _findings(raw_findings, mine_of, ev, run, checks)
+    sub_label = {j["stream"]: (j.get("label") or {}).get("label") for j in sub.get("subtasks") or ()
+                 if isinstance(j, dict) and j.get("stream")}
+
+    def label_at(sid: str) -> str:
+        """The label of the work a step is in: its part's, or for a sub-task's step its own label
+        (with a sub-task stage) or that of the part its starting step is in (without one)."""
+        st = conv.step(sid)
+        if st.stream == "m":
+            return by_part_of_anchor.get(sid, (NOT_REVIEWED, None))[0]
+        if sub_mode == "judged":
+            return sub_label.get(st.stream) or NOT_REVIEWED
+        if sub_mode == "failed":
+            return NOT_REVIEWED
+        return by_part_of_anchor.get(anchors.get(st.stream) or "", (NOT_REVIEWED, None))[0]
+
+    findings = _findings(raw_findings, mine_of, ev, run, checks, label_at)
     header = EfficiencyHeader(talks=len(talks), labelled_talks=sum(1 for t in labelled if t.judged),
                               parts=sum(len(t.parts) for t in labelled), parts_left_out=left_out_parts,
                               findings=len(findings), never_labelled=len(failed))
@@ -241,10 +256,12 @@ def _misled(lab: WorkLabel, i: int, steps: Sequence[Step], index: dict[str, int]
     return attrs.evolve(lab, cause=misled_cause(j.get("charge"), "m"))
 
 
-def _findings(raw: list[tuple[int, Any]], mine_of: list[set[str]], ev: Evidence, run: Run, checks: list[Check]) -> list[Finding]:
+def _findings(raw: list[tuple[int, Any]], mine_of: list[set[str]], ev: Evidence, run: Run, checks: list[Check],
+              label_at: Any) -> list[Finding]:
     """Findings kept: each naming one of its call's targets, anchored at a step of that target's
-    talks or of their sub-tasks, with something said of what went wrong. Ids continue after the
-    achievement stage's findings."""
+    talks or of their sub-tasks, in work the stage labelled avoidable (``label_at(step)``: the
+    stage records findings for that work alone), with something said of what went wrong and
+    citing a step that shows it. Ids continue after the achievement stage's findings."""
     ach = read_stage(run, "achievement") or {}
     n0 = sum(len(r.get("findings") or ()) for r in (ach.get("achievement") or ach.get("targets") or ()) if isinstance(r, dict))
     n0 = max(n0, len(ach.get("findings") or ()))
@@ -265,8 +282,16 @@ def _findings(raw: list[tuple[int, Any]], mine_of: list[set[str]], ev: Evidence,
         if not isinstance(what, str) or not what.strip():
             checks.append(Check("left_out", where, "it says nothing of what went wrong"))
             continue
+        lab = label_at(c.step)
+        if lab not in AVOIDABLE:
+            checks.append(Check("left_out", where, f"it sits in work labelled {lab}: the stage's findings concern work "
+                                                   "it labelled avoidable"))
+            continue
         cites = ev.cites(f.get("cites"))
         kept = tuple(x.step for x in cites if x.step)
+        if not kept:
+            checks.append(Check("left_out", where, "it cites no step of the window: nothing shows it"))
+            continue
         if len(kept) < len(cites):
             checks.append(Check("left_out", where, "citations the window does not hold: "
                                 + ", ".join(x.id for x in cites if not x.step)))
