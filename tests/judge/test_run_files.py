@@ -56,6 +56,13 @@ def _link_loop(p: Path) -> None:
     os.symlink(p.name, p)
 
 
+def _link_to_a_copy(p: Path) -> None:
+    """The very file, valid, moved beside the run and linked back: a link is never followed."""
+    away = p.parent.parent / (p.parent.name + "-" + p.name)
+    p.rename(away)
+    os.symlink(away, p)
+
+
 def _without(key: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return lambda d: {k: v for k, v in d.items() if k != key}
 
@@ -64,7 +71,8 @@ COMMON: dict[str, tuple[Callable[[Path], None], str]] = {
     "truncated": (_truncate, "is not JSON (unexpected end of data"),
     "a folder": (_folder, "is not a regular file (a folder)"),
     "a FIFO": (_fifo, "is not a regular file (a named pipe)"),
-    "cannot be opened": (_link_loop, "cannot be read (Too many levels of symbolic links)"),
+    "a link to itself": (_link_loop, "is a symbolic link, never followed"),
+    "a link to a valid file": (_link_to_a_copy, "is a symbolic link, never followed"),
     "[]": (lambda p: p.write_text("[]"), "is not a {what} (a JSON array, not an object)"),
 }
 RUN_BREAKS = COMMON | {

@@ -75,6 +75,13 @@ def _link_loop(p: Path, stage: str) -> None:
     os.symlink(p.name, p)
 
 
+def _link_to_a_copy(p: Path, stage: str) -> None:
+    """The very file, valid, moved out of the run and linked back: a link is never followed."""
+    away = p.parent.parent.parent / (p.parent.parent.name + "-" + p.name)
+    p.rename(away)
+    os.symlink(away, p)
+
+
 def _missing(p: Path, stage: str) -> None:
     p.unlink()
 
@@ -88,7 +95,8 @@ BREAKS: dict[str, tuple[Callable[[Path, str], None], str]] = {
     "another stage's file": (_other_stage, "is the {other} stage's file, not the {stage} stage's"),
     "another head": (_other_head, "is of another run (conversation"),
     "a field of the wrong type": (_wrong_shape, "is not a stage file ("),
-    "cannot be opened": (_link_loop, "cannot be read (Too many levels of symbolic links)"),
+    "a link to itself": (_link_loop, "is a symbolic link, never followed"),
+    "a link to a valid file": (_link_to_a_copy, "is a symbolic link, never followed"),
     "missing": (_missing, "is missing"),
 }
 

@@ -553,9 +553,16 @@ def _keep_blob(path: str, digest: str | None) -> str | None:
 
 def _write_atomic(path: str, data: bytes) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)  # a full disk leaves nothing half-written behind
+        except OSError:
+            pass
+        raise
 
 
 def _binary(data: bytes) -> bool:

@@ -832,12 +832,12 @@ class Navigator:
         regular file (None when absent or not JSON)."""
         if self.run_dir is None:
             return None
-        p = (self.run_dir / rel).resolve()
-        if not p.is_relative_to(self.run_dir):
-            return None
         from .judge.stage_files import load_json
 
-        return load_json(p)[1]
+        try:
+            return load_json(self.run_dir / rel, self.run_dir)[1]  # no link followed, no '..'
+        except (OSError, ValueError):
+            return None
 
     def _stage(self, stage: str) -> Any:
         """The run's ``stages/<stage>.json`` exactly as its stages read it (:mod:`.judge.stage_files`,

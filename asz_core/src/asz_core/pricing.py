@@ -843,9 +843,13 @@ def _update(folder: Path, today: dt.date | None) -> UpdateResult:
     target = folder / f"{SNAPSHOT_PREFIX}{day}.json"
     body = _dump(doc)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".prices-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(body)
-    os.replace(tmp, target)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(body)
+        os.replace(tmp, target)
+    except OSError as exc:  # a full disk: the file named, no temp file left
+        os.unlink(tmp)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
     removed = tuple(p.name for p in existing if p != target)
     for p in existing:
         if p != target:

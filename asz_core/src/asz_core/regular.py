@@ -115,3 +115,57 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None, *, foll
     unless ``follow``)."""
     with open_regular(path, follow=follow) as f:
         return f.read() if limit is None else f.read(limit)
+
+
+class LinkRefused(OSError):
+    """A file of asz's own (a run's) reached through a symbolic link: never followed."""
+
+    def __init__(self, path: str | os.PathLike[str], part: str, last: bool) -> None:
+        super().__init__(errno.ELOOP, "a symbolic link, never followed")
+        self.filename = os.fspath(path)
+        self.why = "is a symbolic link, never followed" if last else f"is behind a symbolic link ({part}), never followed"
+
+    def __str__(self) -> str:
+        return self.why
+
+
+_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_below(root: str | os.PathLike[str], rel: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``root/rel``, walked folder by folder from ``root`` with no link
+    followed (``root`` itself may be one: it is what the person named): a link in place of the file
+    or of a folder on the way is :class:`LinkRefused`, anything but a regular file
+    :class:`NotRegularFile`. A run's files are read so: a ``close.json`` or a ``stages`` folder
+    replaced by a link to ``/etc/shadow`` or to another run is never read as this run's."""
+    parts = [p for p in os.fspath(rel).replace(os.sep, "/").split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise OSError(errno.EINVAL, "not a path below the run", os.fspath(rel))
+    path = os.path.join(os.fspath(root), *parts)
+    fd = os.open(root, _DIR)
+    try:
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            try:
+                nfd = os.open(part, (_FLAGS if last else _DIR) | _NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                    try:
+                        if stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
+                            raise LinkRefused(path, part, last) from None
+                    except FileNotFoundError:
+                        pass
+                exc.filename = path
+                raise
+            os.close(fd)
+            fd = nfd
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, mode)
+        with _NoWait(fd, "rb", closefd=True) as raw:
+            fd = -1
+            f = io.BufferedReader(raw, _BUFFER)
+            return f.read() if limit is None else f.read(limit)
+    finally:
+        if fd >= 0:
+            os.close(fd)

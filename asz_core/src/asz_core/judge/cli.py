@@ -55,6 +55,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         source: Annotated[Optional[list[str]], typer.Option("--source", help="A source to judge against: a path or an http(s) URL, or what a fetch command of asz.yaml takes (repeatable; besides asz.yaml's sources:).")] = None,
         show: Annotated[Optional[str], typer.Option("-show", "--show", help="Render a run: its directory, id or id prefix.")] = None,
         json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
+        html: Annotated[bool, typer.Option("--html", help="With -show: write the run's report.html again (a run stopped before it was written has none).")] = False,
         goals: Annotated[Optional[Path], typer.Option("--goals", help="The person's label file (goals: a list of goals in your words): regrouped once the run closes, never shown to its stages.")] = None,
         all_: Annotated[bool, typer.Option("--all", help="Queue a run of every conversation the filters keep, at its current head, for the team's workers (`asz worker`); needs the team database ($ASZ_JOBS).")] = False,
         since: Annotated[Optional[str], typer.Option("--since", help="With --all: conversations active from this date or time on (2025-01-31, yesterday, 7d).")] = None,
@@ -71,6 +72,12 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         from . import pick, runner
         from . import report as judge_report
 
+        if html and not show:
+            raise typer.BadParameter("--html writes a run's report again: give -show RUN", param_hint="--html")
+        if show and html:
+            written = runner.write_report(runner.find_run(show))
+            out.print(f"report {escape(str(written))}", soft_wrap=True, highlight=False)
+            return
         if show:
             d = runner.read_run(runner.find_run(show))
             emit(d if json else judge_report.run_text(d), json)

@@ -42,13 +42,18 @@ def write_once(path: Path, data: bytes) -> None:
     """Write ``path`` atomically (a temp file, then a link that fails if it exists): once."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    tmp.write_bytes(data)
     try:
+        tmp.write_bytes(data)
         os.link(tmp, path)
     except FileExistsError:
         raise AszError(f"{path} exists already: a run's files are written once") from None
+    except OSError as exc:  # a full disk says no path of itself: name the file it was writing
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        try:
+            tmp.unlink(missing_ok=True)  # nothing left behind, whatever happened
+        except OSError:
+            pass
 
 
 # --- evaluators ----------------------------------------------------------------------------------

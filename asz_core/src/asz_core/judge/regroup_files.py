@@ -86,7 +86,7 @@ def read(d: Path) -> tuple[dict[str, Any] | None, str | None]:
     """A regroup's regroup.json as JSON, or why it does not read (one still running has none)."""
     from .stage_files import MISSING, as_record, load_json
 
-    got, data, why = load_json(d / FILE)
+    got, data, why = load_json(d / FILE, d)
     if got == MISSING:
         return None, f"{d / FILE} is missing (a regroup still running, or one that stopped)"
     if why is None:

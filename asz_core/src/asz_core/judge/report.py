@@ -42,7 +42,14 @@ def run_text(d: dict[str, Any]) -> Group:
     for s_name, e in (run.get("evaluators") or {}).items():
         for n in e.get("notes") or ():
             parts.append(Text(f"{s_name} ({e.get('name')}): {n}", style="yellow"))
-    if close and close.get("statement"):  # the run's scores first, then each goal and target
+    problems = d.get("problems") or []
+    for p in problems:  # a closed run that lacks a file: said first
+        parts.append(Text(p, style="red"))
+    damaged = any(p.startswith("stages/") for p in problems)
+    if close and close.get("statement") and damaged:
+        parts.append(Text("the final statement is not shown: the stage files it was computed from are not all there",
+                          style="red"))
+    elif close and close.get("statement"):  # the run's scores first, then each goal and target
         from .statement_text import statement_text
 
         parts.append(statement_text(close["statement"]))

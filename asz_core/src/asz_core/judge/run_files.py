@@ -43,7 +43,7 @@ def look(path: Path, name: str, run: str | None = None) -> tuple[dict[str, Any] 
     as the run's stage files are named (``close.json is not JSON (…)``). With ``run`` (the run id
     its run.json names), a close.json of another run does not read. Never raises for the file."""
     p = Path(path) / name
-    got, data, why = load_json(p)
+    got, data, why = load_json(p, Path(path))
     if got == MISSING:
         return None, None
     record, what = _RECORDS[name]
@@ -55,6 +55,25 @@ def look(path: Path, name: str, run: str | None = None) -> tuple[dict[str, Any] 
     if why is None and run is not None and data["run"] != run:
         why = f"is of another run (run {data['run']}; this run is {run})"
     return (None, f"{name} {why}") if why else (data, None)
+
+
+REPORT = "report.html"
+
+
+def closed_run_problems(path: Path, stages: dict[str, Any], closed: bool) -> list[str]:
+    """What a closed run lacks, one line each: a stage file missing or unreadable (the runner writes
+    every stage's, skipped ones too, before close.json: a closed run without one was tampered with,
+    and its scores cannot be shown as the run's), report.html missing (a kill between close.json
+    and the report: ``asz judge -show RUN --html`` writes it again). ``stages`` is
+    :func:`~.stage_files.read_all`'s. Nothing for a run that has not closed."""
+    if not closed:
+        return []
+    out = [f"{r.problem or f'stages/{s}.json is missing'}: the run closed with it, so its scores are not shown"
+           for s, r in stages.items() if r.missing or r.status == "unreadable"]
+    if not os.path.lexists(Path(path) / REPORT):
+        out.append(f"{REPORT} is missing (the run was stopped before it was written): "
+                   f"`asz judge -show {Path(path).name} --html` writes it again")
+    return out
 
 
 def run_json(path: Path) -> dict[str, Any]:

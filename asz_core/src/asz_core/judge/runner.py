@@ -291,21 +291,40 @@ def find_run(name: str | Path, home: Path | None = None) -> Path:
     raise AszError(f"{str(name)!r} names {len(hits)} runs: " + ", ".join(h.name for h in hits[:5]))
 
 
+def write_report(path: Path, store: Store | None = None) -> Path:
+    """report.html of a closed run written again (``asz judge -show RUN --html``): a run killed
+    between close.json and its report has none. A run that has not closed has nothing to report;
+    one whose report is there keeps it (a run's files are written once)."""
+    from . import report_html
+    from .run_files import REPORT, close_json, run_json
+
+    run = run_json(path)
+    if close_json(path, run["run"]) is None:
+        raise AszError(f"{path} has not closed: there is no statement to write a report of")
+    out = Path(path) / REPORT
+    if os.path.lexists(out):
+        raise AszError(f"{out} is there already (a run's files are written once): open it, or remove it to write it again")
+    return report_html.write(path, store or Store.open())
+
+
 def read_run(path: Path) -> dict[str, Any]:
     """A run as plain JSON: run.json, every stage file written, close.json when it closed, and the
     latest regroup that compared anything (``regroup``, None when none did). A
     stage file that does not read (:mod:`.stage_files`) stands as ``{stage, status: unreadable,
     reason}``, the reason saying why; a run.json or close.json that does not read is a
-    :class:`~.run_files.RunFileError` naming it (:mod:`.run_files`)."""
-    from .run_files import close_json, run_json
+    :class:`~.run_files.RunFileError` naming it (:mod:`.run_files`). ``problems``: what a closed run
+    lacks (:func:`~.run_files.closed_run_problems`: a stage file, report.html)."""
+    from .run_files import close_json, closed_run_problems, run_json
     from .stage_files import Pin, present, read_all
 
     run = run_json(path)
     close = close_json(path, run["run"])
+    read = read_all(path, Pin.of_json(run))
     stages = {s: r.data if r.data is not None else {"stage": s, "status": r.status, "reason": r.problem}
-              for s, r in present(read_all(path, Pin.of_json(run))).items()}
+              for s, r in present(read).items()}
     from .regroup_files import latest
 
-    return {"path": str(path), "run": run, "stages": stages, "close": close, "regroup": latest(path)}
+    return {"path": str(path), "run": run, "stages": stages, "close": close, "regroup": latest(path),
+            "problems": closed_run_problems(path, read, close is not None)}
 
 

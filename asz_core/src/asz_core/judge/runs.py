@@ -22,7 +22,7 @@ from ..id_paths import decode, encode
 from ..records import USAGE_TYPES
 from ..store import Store, asz_home
 from . import stage_files
-from .run_files import CLOSE, RUN, look
+from .run_files import CLOSE, RUN, closed_run_problems, look
 
 CONSUMED_KEYS = USAGE_TYPES
 
@@ -38,7 +38,8 @@ class RunRow:
     ended: str | None
     status: str
     """``closed``; ``failed`` (closed, a stage of it failed: its scores lack what that stage was to
-    give); ``running`` (not closed, its process alive); ``stopped`` (not closed, its process gone);
+    give); ``incomplete`` (closed, but a stage file is missing or does not read: no scores shown,
+    ``problems`` says which); ``running`` (not closed, its process alive); ``stopped`` (not closed, its process gone);
     ``unreadable`` (its run.json or close.json does not read: ``unreadable`` says why)."""
     stages: dict[str, str]
     """Stage -> status, of the stage files written so far."""
@@ -54,6 +55,8 @@ class RunRow:
     unreadable: dict[str, str] = field(factory=dict)
     """Stage (or ``run.json``, ``close.json``) -> why its file does not read (:mod:`.stage_files`,
     :mod:`.run_files`); a stage's status is then ``unreadable``."""
+    problems: tuple[str, ...] = ()
+    """What a closed run lacks, one line each (:func:`~.run_files.closed_run_problems`)."""
 
 
 def list_runs(conversation: str | None = None, *, home: Path | None = None, store: Store | None = None) -> list[RunRow]:
@@ -101,7 +104,10 @@ def _row(path: Path) -> RunRow:
     else:
         consumed = unstructure(stage_files.consumed(read.values()))
     stages = stage_files.statuses(read)
-    status = "unreadable" if run_why or close_why else (
+    problems = closed_run_problems(path, read, close is not None and not close_why)
+    damaged = any(p.startswith("stages/") for p in problems)
+    hidden = damaged or bool(run_why or close_why)  # scores only of a run whose every file reads
+    status = "unreadable" if run_why or close_why else "incomplete" if damaged else (
         "failed" if "failed" in stages.values() else "closed") if close is not None \
         else "running" if alive(run.get("pid"), run.get("host")) else "stopped"
     unreadable = {f: why for f, why in ((RUN, run_why), (CLOSE, close_why)) if why}
@@ -111,8 +117,8 @@ def _row(path: Path) -> RunRow:
                   head=run.get("head"), window=run.get("window"), started=run.get("started"),
                   ended=close.get("ended") if isinstance(close, dict) else None, status=status,
                   stages=stages, evaluators=specs, consumed=consumed,
-                  scores={k: v for k, (v, _) in _scores(close).items()},
-                  units={k: u for k, (_, u) in _scores(close).items() if u},
+                  scores={} if hidden else {k: v for k, (v, _) in _scores(close).items()},
+                  units={} if hidden else {k: u for k, (_, u) in _scores(close).items() if u}, problems=tuple(problems),
                   unreadable=unreadable | {s: r.problem for s, r in read.items()
                                            if r.status == stage_files.UNREADABLE and r.problem})
 

@@ -42,7 +42,8 @@ def runs_text(rows: list[RunRow], shorts: dict[str, str], tz: dt.tzinfo | None =
                         "closed and its process gone",
                         "scores weigh money (tokens where a call of the targets is unpriced; --json says which); "
                         "—: nothing to weigh" if any(r.scores for r in rows) else "",
-                        *(f"run {r.run}: {why} (unreadable: not used)" for r in rows for why in r.unreadable.values())])
+                        *(f"run {r.run}: {why} (unreadable: not used)" for r in rows for why in r.unreadable.values()),
+                        *(f"run {r.run}: {p}" for r in rows for p in r.problems)])
     for r in rows:
         c = r.consumed
         tokens = sum(int(c.get(k) or 0) for k in CONSUMED_KEYS)

@@ -56,7 +56,7 @@ from attrs import frozen
 
 from ..convert import structure
 from ..errors import RecordError
-from ..regular import NotRegularFile, read_regular
+from ..regular import LinkRefused, NotRegularFile, read_below, read_regular
 from .config import STAGES
 from .judgment import Consumed, StageFile, add_consumed
 
@@ -152,15 +152,19 @@ def _unreadable(stage: str, why: str) -> StageRead:
     return StageRead(stage, UNREADABLE, f"stages/{stage}.json {why}")
 
 
-def load_json(path: Path) -> tuple[str, Any, str | None]:
+def load_json(path: Path, root: Path | None = None) -> tuple[str, Any, str | None]:
     """A run's JSON file by this module's policy, before its shape is looked at: ``("read", its
     JSON, None)``, ``(MISSING, None, why)`` or ``(UNREADABLE, None, why)``, ``why`` the words
     after the file's name (``is not a regular file (a named pipe)``, ``cannot be read (…)``,
-    ``is not JSON (…)``). Only a regular file is opened: nothing waits on a FIFO."""
+    ``is not JSON (…)``, ``is a symbolic link, never followed``). Only a regular file is opened:
+    nothing waits on a FIFO; no link is followed, and with ``root`` (the run directory ``path`` is
+    below) none on the way from it either (:func:`~asz_core.regular.read_below`)."""
     try:
-        raw = read_regular(path)
+        raw = read_below(root, Path(path).relative_to(root)) if root is not None else read_regular(path, follow=False)
     except FileNotFoundError:
         return MISSING, None, "is missing"
+    except LinkRefused as exc:
+        return UNREADABLE, None, str(exc)
     except NotRegularFile as exc:
         return UNREADABLE, None, f"is {exc}"
     except OSError as exc:
@@ -186,7 +190,7 @@ def as_record(data: Any, record: type, what: str) -> tuple[Any, str | None]:
 def read(run_dir: Path, stage: str, pin: Pin | None = None) -> StageRead:
     """``stages/<stage>.json`` of ``run_dir``, read by the policy of this module. With ``pin``
     (the run's), a file of another conversation, head or window is unreadable."""
-    got, data, why = load_json(Path(run_dir) / "stages" / f"{stage}.json")
+    got, data, why = load_json(Path(run_dir) / "stages" / f"{stage}.json", Path(run_dir))
     if got == MISSING:
         return StageRead(stage, MISSING, f"stages/{stage}.json {why}")
     named = data.get("stage") if why is None and isinstance(data, dict) else None
