@@ -233,7 +233,8 @@ class Store:
             sessions.setdefault(c, []).append(s)
         return [
             ConversationRow(cid, rt, created, heads.get(cid), tuple(sessions.get(cid, ())))
-            for cid, rt, created in self.db.execute("SELECT id, runtime, created FROM conversations ORDER BY created, id")
+            # in the order collect made them (rowid: a total key; "created" ties within a millisecond)
+            for cid, rt, created in self.db.execute("SELECT id, runtime, created FROM conversations ORDER BY rowid")
         ]
 
     def resolve(self, name: str) -> str:
