@@ -113,3 +113,46 @@ def test_a_source_that_failed_is_unavailable_not_no_contradiction(store: Any, tm
         "unavailable: /dev/zero is not a regular file (a character device): only a regular file is read "
         "(not the same as no contradiction found)")
     assert st["sources"][0]["comparison"] == "compared"
+
+
+def test_the_bundled_example_shows_its_source_changing_a_score(store: Any, tmp_path: Path) -> None:
+    """kit/example's run: the example's script with its reference and divergence answers, judged
+    against examples/INC-88.md: the note contradicts the delivered float audit, so t2's final
+    score falls from 2/3 to 1/3; -show and report.html say which conclusion changed it."""
+    from asz_core.collect import collect
+    from asz_core.judge import report, runner
+    from rich.console import Console
+
+    from .source_runs import EXAMPLE_SCRIPT, ROOT
+
+    collect([ROOT / "examples" / "claude-code"], store)
+    res = runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{EXAMPLE_SCRIPT}", sources=(str(INCIDENT),)),
+                       store=store)
+    assert res.stages == {"targets": "complete", "achievement": "complete", "subtasks": "complete", "efficiency": "complete",
+                          "reference": "complete", "divergence": "complete"}
+    st = _close(res.path)
+    t2 = _target(st, "t2")
+    assert (t2["outcome"]["record_score"], t2["outcome"]["final_score"], t2["outcome"]["class"]) == ("2/3", "1/3", "contradicted")
+    assert _target(st, "t1")["outcome"]["class"] == "achieved"
+    con = Console(width=120, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    con.print(report.run_text(runner.read_run(res.path)))
+    text = con.export_text()
+    assert "src1.k2 final, required, saved: the float audit missed invoicer/refunds.py:9" in text
+    assert "changed: t2: final score 2/3 -> 1/3, class unverified -> contradicted" in text
+    html = (res.path / "report.html").read_text()
+    assert 'data-conclusion="src1.k2"' in html and "t2: final score 2/3 -&gt; 1/3, class unverified -&gt; contradicted" in html
+
+
+def test_show_escapes_what_a_source_says(store: Any, tmp_path: Path) -> None:
+    hostile = tmp_path / "note\x1b[31m.md"
+    hostile.write_text("<html><head><title>x\x1b]0;pwned\x07</title><meta name='author' content='\x1b[2J'></head>"
+                       "<body><article><p>The cause was elsewhere, as this page says at length.</p></article></body></html>")
+    from asz_core.judge import report, runner
+    from rich.console import Console
+
+    run, _ = judge_with(store, tmp_path, [str(hostile)], REFERENCE,
+                        entry("divergence", {"verdicts": [v("src1.k1", "consistent", target="t1")]}))
+    con = Console(width=200, record=True, file=open("/dev/null", "w"), force_terminal=False)  # noqa: SIM115
+    con.print(report.run_text(runner.read_run(run)))
+    text = con.export_text()
+    assert "\x1b" not in text and "\x07" not in text and "note\\x1b[31m.md" in text

@@ -314,3 +314,11 @@ def test_a_run_whose_sources_all_failed_skips_both_source_stages_saying_why(stor
         assert sf["status"] == "skipped" and sf["reason"] == (
             "no source could be saved, so every comparison is unavailable: src1: /dev/zero is not a regular file "
             "(a character device): only a regular file is read")
+
+
+def test_control_characters_of_a_source_are_saved_visibly(tmp_path: Path) -> None:
+    f = tmp_path / "note.txt"
+    f.write_bytes("cause: A\x1b]0;owned\x07 then \u202eB\x00\r\nnext\tline\n".encode())
+    copy = take(str(f))
+    assert copy.text == "cause: A\\x1b]0;owned\\x07 then \\u202eB\\x00\nnext\tline\n"
+    assert copy.manifest.text.lines == 2

@@ -53,6 +53,10 @@ def run_text(d: dict[str, Any]) -> Group:
         from .statement_text import statement_text
 
         parts.append(statement_text(close["statement"]))
+        if close["statement"].get("sources"):  # each source: its manifest, its conclusions, what they changed
+            from .sources_report import sources_text
+
+            parts.append(sources_text(close["statement"]))
         from .close import stage_findings
 
         for name in ("achievement", "subtasks", "efficiency", "divergence"):

@@ -191,6 +191,9 @@ def render(m: dict[str, Any]) -> str:
             h.append("<h2>in no goal</h2>")
         for t in members:
             h.append(_target(t, steps, unit, m.get("target_inputs", {}).get(t["id"], []), not_judged(t, st)))
+    from .sources_report import sources_html
+
+    h.append(sources_html(st, _e))  # each source: its manifest, conclusions, verdicts, what they changed
     h.append("<h2>sub-agents</h2>")
     subs = m.get("subagents", [])
     if subs:

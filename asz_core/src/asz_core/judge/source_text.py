@@ -18,11 +18,12 @@ from typing import Any
 
 from attrs import frozen
 
+from ..terminal_text import inert
+
 LINE_CHARS = 1000
 """The longest line of a saved text; a longer one is broken into several."""
 TEXT_BYTES = 2 << 20
 """The most text a source gives an evaluator; past it the text is cut, saying so."""
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 @frozen
@@ -152,7 +153,7 @@ def _laid_out(text: str, kind: str, extractor: str, **said: str | None) -> Extra
     """``text`` as numbered lines are cut (see the module's docstring), control characters other
     than tab made visible, at most TEXT_BYTES."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    text = inert(text)  # escape sequences, bidi overrides, NUL written visibly (as asz prints them)
     lines: list[str] = []
     for line in text.split("\n"):
         while len(line) > LINE_CHARS:
@@ -171,7 +172,7 @@ def _laid_out(text: str, kind: str, extractor: str, **said: str | None) -> Extra
         size += n
     body = "".join(f"{line}\n" for line in out)
     body = body.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate is no UTF-8
-    clean = {k: (_CONTROL.sub(" ", v)[:500] if isinstance(v, str) else None) for k, v in said.items()}
+    clean = {k: (inert(v, one_line=True)[:500] if isinstance(v, str) else None) for k, v in said.items()}
     return Extracted(body, kind, extractor, cut, **clean)
 
 

@@ -126,9 +126,7 @@ def run_divergence(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
     header = DivergenceHeader(conclusions_compared=len(verdicts), verdicts=counts,
                               unavailable_sources=sum(1 for c in cov if c.get("status") != "compared"))
-    notes = out.answer.get("notes")
-    note = unavailable + tuple(facts.notes) + check_notes(checks) + \
-        ((f"the evaluator's notes: {notes}",) if isinstance(notes, str) and notes else ())
+    note = unavailable + tuple(facts.notes) + check_notes(checks)
     status = "partial" if (checks or unavailable or facts.notes) else "complete"
     return run.stage_file(STAGE, status, None, note=note, kit=ref, evaluator=evref, run=stage_run, checks=tuple(checks),
                           header=header, sources=tuple(_coverage(cov)), verdicts=tuple(verdicts), causes=tuple(causes))

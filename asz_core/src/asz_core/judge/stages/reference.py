@@ -87,8 +87,7 @@ def run_reference(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     cov = [SourceCoverage(c.source, c.status, c.why, per.get(c.source, 0)) for c in cov]
     header = ReferenceHeader(sources_compared=len(lines_of), sources_unavailable=len(unavailable), conclusions_kept=len(kept),
                              superseded=sum(1 for c in kept if c.superseded_by), unbound_inputs=sum(len(c.unbound) for c in kept))
-    notes = out.answer.get("notes")
-    note_lines = unavailable_notes + check_notes(checks) + ((f"the evaluator's notes: {notes}",) if isinstance(notes, str) and notes else ())
+    note_lines = unavailable_notes + check_notes(checks)
     status = "partial" if (checks or unavailable) else "complete"
     return run.stage_file(STAGE, status, None, note=note_lines, kit=ref, evaluator=evref, run=stage_run,
                           checks=tuple(checks), header=header, sources=tuple(cov), conclusions=tuple(kept))
