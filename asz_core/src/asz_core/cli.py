@@ -18,7 +18,7 @@ from . import api, commands, help_labels, ledger_report, report
 from . import conversations as convs
 from . import ledger as ledgers
 from . import pricing, times
-from .commands import AszGroup
+from .commands import AszGroup, Server
 from .errors import AszError, os_error_text
 from .tables import console
 from .terminal_text import inert, json_inert
@@ -104,6 +104,7 @@ def conversations(
     last: Annotated[Optional[int], typer.Option("--last", "-n", min=1, help="Only the N most recently active.")] = None,
     wide: Annotated[bool, typer.Option("--wide", "-w", help="Every word of each project and first input, wrapped (default: one line a conversation).")] = False,
     json: Json = False,
+    server: Server = None,
 ) -> None:
     """List collected conversations, newest activity last: when, project, cost, talks, calls, first input."""
     f = convs.Filter.of(since, until, timezone, project or (), runtime or ())
@@ -119,6 +120,7 @@ def show(
     timezone: Zone = None,
     json: Json = False,
     operations: Annotated[bool, typer.Option("--operations", help="List the file operations the record shows (o1, o2, … in landing order).")] = False,
+    server: Server = None,
 ) -> None:
     """Show a conversation's talks (start, duration, inputs and replies, tokens, money), sub-agents and streams."""
     tz = times.zone(timezone)
@@ -163,6 +165,7 @@ def ledger(
     since: Since = None, until: Until = None, timezone: Zone = None, project: Project = None, runtime: Runtime = None,
     json: Json = False,
     prices: Annotated[Optional[Path], typer.Option("--prices", help="Price file (genai-prices data, JSON or YAML) instead of the shipped snapshot.")] = None,
+    server: Server = None,
 ) -> None:
     """Tokens and money of every model call, each counted once under one owner, priced on its own."""
     if head and not conversation:
@@ -245,6 +248,92 @@ def worker(
               say=lambda line: err.print(escape(line), highlight=False, soft_wrap=True))
 
 
+@app.command()
+def push(
+    server: Annotated[Optional[str], typer.Option("--server", metavar="URL", help="The asz server: http(s)://HOST:PORT (default: ASZ_SERVER).")] = None,
+    json: Json = False,
+) -> None:
+    """Send this store's rounds the server lacks, in chain order, in bounded parts; a cut push goes on where it stopped (token: ASZ_TOKEN)."""
+    import os
+
+    from . import push as pushing
+    from .store import Store
+
+    url = server or os.environ.get("ASZ_SERVER")
+    if not url:
+        raise typer.BadParameter("give the server: --server URL, or set ASZ_SERVER", param_hint="--server")
+    st = Store.open()
+    try:
+        with report.progress_bar(err, enabled=not json, what="push") as bar:
+            result = pushing.push(st, url, os.environ.get("ASZ_TOKEN"), progress=(lambda d, t: bar(d, t, "")) if bar else None)
+    finally:
+        st.close()
+    _emit(result.to_json() if json else report.push_text(result), json)
+
+
+server_app = typer.Typer(no_args_is_help=False, add_completion=False, context_settings=HELP,
+                         help="A team's store over HTTP (on the PostgreSQL store: store: postgresql://... in asz.yaml, or ASZ_STORE).")
+app.add_typer(server_app, name="server")
+token_app = typer.Typer(no_args_is_help=True, add_completion=False, context_settings=HELP,
+                        help="The machines' tokens: each machine pushes and reads with its own.")
+server_app.add_typer(token_app, name="token")
+
+
+@server_app.callback(invoke_without_command=True)
+def server_main(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on (default: this machine only; put a TLS proxy in front to open it, docs/server.md).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8047,
+) -> None:
+    """Serve the team's store: machines push rounds (`asz push`) and read (`--server URL`) with their tokens."""
+    if ctx.invoked_subcommand:
+        return
+    from . import server as srv
+
+    url = srv.team_store_url()
+    err.print(f"asz server on http://{host}:{port}, store {escape(srv.redacted(url))}; Ctrl-C stops it", highlight=False)
+    srv.serve(url, host, port)
+
+
+@token_app.command("add")
+def token_add(
+    name: Annotated[str, typer.Argument(help="The machine's name (letters, digits, - _ .).")],
+    read_only: Annotated[bool, typer.Option("--read-only", help="A token that reads, never pushes.")] = False,
+    json: Json = False,
+) -> None:
+    """Make a machine's token and print it, once: the store keeps only its digest."""
+    from . import server as srv
+
+    with srv.team_store() as st:
+        token = srv.add_token(st, name, readonly=read_only)
+    if json:
+        _emit({"name": name, "read_only": read_only, "token": token}, True)
+    else:
+        sys.stdout.write(f"{token}\n")
+        err.print(f"the token of {escape(name)}{' (read-only)' if read_only else ''}: shown this once; on that machine "
+                  "set ASZ_TOKEN to it", highlight=False)
+
+
+@token_app.command("revoke")
+def token_revoke(name: Annotated[str, typer.Argument(help="The machine's name.")]) -> None:
+    """Revoke a machine's token: its requests are refused from now on."""
+    from . import server as srv
+
+    with srv.team_store() as st:
+        srv.revoke_token(st, name)
+    err.print(f"revoked the token of {escape(name)}", highlight=False)
+
+
+@token_app.command("list")
+def token_list(json: Json = False) -> None:
+    """The machines' tokens: name, read-only, made, revoked (never the tokens themselves)."""
+    from . import server as srv
+
+    with srv.team_store() as st:
+        rows = srv.tokens(st)
+    _emit(rows if json else report.tokens_table(rows), json)
+
+
 prices_app = typer.Typer(no_args_is_help=True, add_completion=False, context_settings=HELP, help="The price data ledgers are priced with.")
 app.add_typer(prices_app, name="prices")
 
@@ -322,6 +411,7 @@ def judge_mcp(
     log: Annotated[Optional[Path], typer.Option("--log", help="Write every tool call and its answer's bytes to this JSONL file.")] = None,
     run: Annotated[Optional[Path], typer.Option("--run", help="Run directory: its run.json, stages and saved sources.")] = None,
     call: Annotated[Optional[str], typer.Option("--call", help="Call id: the log goes to RUN/calls/CALL/reads.jsonl.")] = None,
+    server: Server = None,
 ) -> None:
     """Serve the read-only navigation tools over one conversation's window on stdio (MCP)."""
     from . import mcp_server

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -231,8 +230,8 @@ def _take(s: _Step, items: Iterator[Item], store: Store, w: Writer, binder: _Bin
             else:  # "err": what came before is published, the read position is not moved
                 n.published += binder.flush()
                 problems.append(Problem(str(f), item[1], item[2]))
-    except sqlite3.Error as exc:  # the store itself failed (disk full, ...): the collect stops, nothing half done
-        raise StoreError(f"{store.path}: {exc}") from exc
+    except store.Error as exc:  # the store itself failed (disk full, ...): the collect stops, nothing half done
+        raise StoreError(f"{store.label}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - one bad file never stops a collect
         # What came before is published (a session still undecided starts its own conversation,
         # as at the end of a file: a resume's copies come first). The read position stays where

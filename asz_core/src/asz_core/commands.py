@@ -4,12 +4,27 @@ listed), so ``asz collect`` never builds a plugin's commands."""
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Annotated, Any, Optional
 
+import typer
 from typer.core import TyperGroup
 
 from .errors import PluginError
 from .registry import Registry
+
+
+def _use_server(value: str | None) -> str | None:
+    """``--server URL``: the command reads that server's store (as ``ASZ_STORE`` would say, so an
+    ``asz judge mcp`` the judge starts reads it too)."""
+    if value:
+        os.environ["ASZ_STORE"] = value
+    return value
+
+
+Server = Annotated[Optional[str], typer.Option(
+    "--server", callback=_use_server, is_eager=True, metavar="URL",
+    help="Read an asz server's store instead of this machine's: http(s)://HOST:PORT (the token: ASZ_TOKEN).")]
 
 
 def registry_of(ctx: Any) -> Registry:

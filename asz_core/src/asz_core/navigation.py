@@ -158,34 +158,6 @@ def _cut_utf8(b: bytes, end: int) -> int:
     return end
 
 
-_SHARED: weakref.WeakKeyDictionary[Any, tuple[int, sqlite3.Connection]] = weakref.WeakKeyDictionary()
-_SHARED_LOCK = threading.Lock()
-
-
-class _ReadOnly:
-    """A connection of its own to the store's file, opened read-only and set ``query_only``: one
-    per store object and process, which every navigator of that store shares (sqlite3 is built
-    serialized, so threads may share it). A connection per navigator left a file descriptor open
-    for each while the store's own connection held its WAL lock (SQLite defers closing it then):
-    a process that judged many runs, or one run of thousands of calls, ran out of them."""
-
-    def __init__(self, store: Any) -> None:
-        path = getattr(store, "path", None)
-        if path is not None and Path(path).is_file():
-            import os
-
-            with _SHARED_LOCK:
-                got = _SHARED.get(store)
-                if got is None or got[0] != os.getpid():  # a forked child never uses its parent's
-                    db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-                    db.execute("PRAGMA query_only=ON")
-                    got = _SHARED[store] = (os.getpid(), db)
-            self.db = got[1]
-        else:  # pragma: no cover - an in-memory store
-            self.db = store.db
-            self.db.execute("PRAGMA query_only=ON")
-
-
 _FACTS: dict[int, tuple[Any, Any]] = {}
 _FACTS_LOCK = threading.Lock()
 
@@ -223,7 +195,7 @@ class Navigator:
         self._sink = log
         self._cache: dict[Any, Any] = {}
         self._fts: sqlite3.Connection | None = None
-        self._ro = _ReadOnly(store)
+        self._ro = store.readonly()
         self._head = {"conversation": self.conv.id, "round": window.head, "digest": window.round.head}
         self._steps_by_stream, self._repeats = _window_facts(window, self._find_repeats)
 
@@ -1026,13 +998,11 @@ def open_navigator(conversation: str, head: str | int | None = None, window: str
     """A navigator over a collected conversation's window at a head."""
     from .errors import AszError
     from .registry import Registry
-    from .store import Store, asz_home
+    from .store import Store, asz_home, store_there
     from .window import build
 
-    if store is None:
-        path = asz_home() / "asz.db"
-        if not path.is_file():  # never create a store only to read it
-            raise AszError(f"no asz store at {path}: run asz collect first (or set ASZ_HOME)")
+    if store is None and not store_there():  # never create a store only to read it
+        raise AszError(f"no asz store at {asz_home() / 'asz.db'}: run asz collect first (or set ASZ_HOME)")
     st = store or Store.open()
     w = build(st, conversation, head, window)
     try:

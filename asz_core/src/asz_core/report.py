@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console, Group
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from . import times
 from .assembly import Conversation
@@ -32,13 +32,15 @@ def clip(text: str, limit: int = CLIP) -> str:
 # -- collect -------------------------------------------------------------------------------
 
 @contextmanager
-def progress_bar(console: Console, enabled: bool = True) -> Iterator[Any]:
+def progress_bar(console: Console, enabled: bool = True, what: str = "collect") -> Iterator[Any]:
+    """A progress bar's update function (``update(done, total, _item)``), or None when there is no
+    terminal to show it on. ``collect`` counts bytes; anything else (``push``) counts records."""
     if not enabled or not console.is_terminal:
         yield None
         return
-    with Progress(TextColumn("collect"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as p:
-        task = p.add_task("collect", total=None)
+    counts = (DownloadColumn(), TransferSpeedColumn()) if what == "collect" else (MofNCompleteColumn(), TextColumn("records"))
+    with Progress(TextColumn(what), BarColumn(), *counts, TimeRemainingColumn(), console=console, transient=True) as p:
+        task = p.add_task(what, total=None)
 
         def update(done: int, total: int, _file: str) -> None:
             p.update(task, completed=done, total=total)
@@ -46,6 +48,24 @@ def progress_bar(console: Console, enabled: bool = True) -> Iterator[Any]:
         yield update
 
 
+
+
+def push_text(r: Any) -> Text:
+    """What ``asz push`` did, in one line."""
+    if not r.rounds and not r.already:
+        return Text(f"{r.server} holds every round of this store: nothing to push")
+    return Text(f"pushed {plural(r.rounds, 'round')} of {plural(r.conversations, 'conversation')} ({plural(r.records, 'record')}, "
+                f"{r.bytes / 1e6:.1f} MB) to {r.server} in {r.seconds:.1f} s"
+                + (f"; {plural(r.already, 'round')} had landed already" if r.already else "")
+                + (f"; {plural(r.retries, 'request')} sent again" if r.retries else ""))
+
+
+def tokens_table(rows: list[dict[str, Any]]) -> Group:
+    cols = {"name": Col("machine"), "ro": Col("read-only"), "made": Col("made"), "revoked": Col("revoked")}
+    t = FitTable(cols, (("name", "ro", "made", "revoked"),), title="tokens")
+    for r in rows:
+        t.add_row({"name": r["name"], "ro": "yes" if r["read_only"] else "", "made": r["created"], "revoked": r["revoked"] or ""})
+    return Group(t, Text(plural(len(rows), "token")))
 
 
 def collect_table(r: CollectResult, shorts: dict[str, str] | None = None) -> Group:

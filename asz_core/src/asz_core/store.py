@@ -13,6 +13,8 @@ import hashlib
 import os
 import re
 import sqlite3
+import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -73,6 +75,9 @@ _MADE = frozenset(re.findall(r"CREATE (?:UNIQUE )?(?:TABLE|INDEX) IF NOT EXISTS 
 store an earlier asz made is completed with)."""
 _MADE_SQL = "SELECT name FROM sqlite_master WHERE type IN ('table', 'index')"
 
+_SHARED: weakref.WeakKeyDictionary[Store, tuple[int, Store]] = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
 PAGE_SIZE = 16384
 """The page size of a new store (SQLite's default is 4096): a record is a few KiB, and larger
 pages hold more of them with fewer overflow pages."""
@@ -84,6 +89,59 @@ had still stand where they stood."""
 
 def asz_home() -> Path:
     return Path(os.environ.get("ASZ_HOME") or Path.home() / ".asz")
+
+
+_STORE_LINE = re.compile(rb"^store[ \t]*:", re.M)
+
+
+def store_url() -> str | None:
+    """Where the store is when it is not the embedded SQLite file: ``ASZ_STORE``, else the
+    ``store:`` of ``asz.yaml`` (in the working folder, else in ASZ_HOME, as the judge's
+    configuration is found). A ``postgresql://`` URL is a PostgreSQL store (:mod:`.store_pg`); an
+    ``http(s)://`` URL an ``asz server`` read through (``--server``). None: the SQLite file."""
+    url = os.environ.get("ASZ_STORE")
+    if url is None:
+        for f in (Path("asz.yaml"), asz_home() / "asz.yaml"):
+            try:
+                text = f.read_bytes() if f.is_file() else None
+            except OSError:
+                text = None
+            if text is not None:
+                # (ruamel.yaml is imported only for a file that names a store: most do not, and
+                # the commands programs run often start faster without it)
+                url = _yaml_store(f, text) if _STORE_LINE.search(text) else None
+                break
+    url = (url or "").strip()
+    if not url:
+        return None
+    if url.split("://", 1)[0] not in ("postgresql", "postgres", "http", "https"):
+        raise StoreError(f"store {_redacted(url)!r} is not a postgresql:// or http(s):// URL (the default store, "
+                         "$ASZ_HOME/asz.db, needs no setting)")
+    return url
+
+
+def store_there(home: Path | None = None) -> bool:
+    """Whether there is a store to read: a configured one, or the SQLite file (a read never
+    makes the file only to find it empty)."""
+    return (home is None and store_url() is not None) or ((home or asz_home()) / "asz.db").is_file()
+
+
+def _yaml_store(path: Path, text: bytes) -> str | None:
+    from ruamel.yaml import YAML, YAMLError
+
+    try:
+        data = YAML(typ="safe").load(text)
+    except YAMLError as exc:
+        raise StoreError(f"{path}: not YAML ({str(exc).splitlines()[0]})") from None
+    value = data.get("store") if isinstance(data, dict) else None
+    if value is not None and not isinstance(value, str):
+        raise StoreError(f"{path}: store: give a postgresql:// URL")
+    return value
+
+
+def _redacted(url: str) -> str:
+    """A store URL as it may be shown: without its password."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 @attrs.frozen
@@ -130,10 +188,20 @@ class FileState:
 
 
 class Store:
-    """One SQLite file. Use :meth:`open`; write only inside :meth:`writing`."""
+    """One SQLite file. Use :meth:`open`; write only inside :meth:`writing`.
+
+    The PostgreSQL store (:mod:`.store_pg`) is this class over another connection: the queries
+    below are written once, in the SQL both understand (``?`` marks, ``INSERT OR IGNORE``, the
+    ``rowid`` of ``sessions`` and ``calls``), which its connection translates; only opening,
+    transactions and what SQLite alone does (pages, journals, late indexes) differ."""
+
+    Error: type[Exception] = sqlite3.Error
+    """What the connection raises when the store itself fails (a full disk, a lost server)."""
+    _SAVE_FILE = "INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?)"
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.label = str(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -194,6 +262,11 @@ class Store:
                 self.db.execute("ROLLBACK")
             raise
 
+    def late_indexes(self) -> bool:
+        """Whether a collect starting now builds the records' indexes once at its end (a store's
+        first collect, its records table empty) rather than keep them up row by row."""
+        return self.db.execute("SELECT 1 FROM records LIMIT 1").fetchone() is None
+
     def _settle(self) -> None:
         """WAL for good once the store holds records: until its first collect has written them,
         it keeps the rollback journal (a read command that made the store before any collect
@@ -204,10 +277,30 @@ class Store:
     def reader(self) -> Store:
         """Another connection to this store, to read with (a forked child's: a connection is
         never used across a fork)."""
+        return self._over(sqlite3.connect(self.path, isolation_level=None, check_same_thread=False))
+
+    def _over(self, db: sqlite3.Connection) -> Store:
         other = Store.__new__(Store)
-        other.path, other.wal = self.path, self.wal
-        other.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        other.path, other.label, other.wal, other.db = self.path, self.label, self.wal, db
         return other
+
+    def readonly(self) -> Store:
+        """This store through a connection of its own, opened read-only and set ``query_only``:
+        one per store object and process, which every navigator of the store shares (sqlite3 is
+        built serialized, so threads may share it). A connection per navigator left a file
+        descriptor open for each while the store's own connection held its WAL lock (SQLite
+        defers closing it then): a process that judged many runs, or one run of thousands of
+        calls, ran out of them."""
+        with _SHARED_LOCK:
+            got = _SHARED.get(self)
+            if got is None or got[0] != os.getpid():  # a forked child never uses its parent's
+                if self.path.is_file():
+                    db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+                else:  # pragma: no cover - an in-memory store
+                    db = self.db
+                db.execute("PRAGMA query_only=ON")
+                got = _SHARED[self] = (os.getpid(), self._over(db))
+            return got[1]
 
     def _to_wal(self) -> None:
         """WAL (readers never wait for a writer), once the store holds what its first collect wrote."""
@@ -220,7 +313,18 @@ class Store:
 
     @classmethod
     def open(cls, home: Path | None = None) -> Store:
-        return cls((home or asz_home()) / "asz.db")
+        """The store asz reads and writes: the SQLite file under ``home`` (given) or ASZ_HOME,
+        unless ``store:``/``ASZ_STORE`` names another (:func:`store_url`)."""
+        url = None if home is not None else store_url()
+        if url is None:
+            return cls((home or asz_home()) / "asz.db")
+        if url.startswith(("http://", "https://")):
+            from .server_store import ServerStore
+
+            return ServerStore(url)
+        from .store_pg import PgStore
+
+        return PgStore(url)
 
     def close(self) -> None:
         self.db.close()
@@ -253,7 +357,7 @@ class Store:
         if len(ids) == 1:
             return ids[0]
         if not ids:
-            raise NotFound(f"no conversation {name!r} in {self.path}; `asz conversations` lists them")
+            raise NotFound(f"no conversation {name!r} in {self.label}; `asz conversations` lists them")
         shown = ", ".join(i[:12] for i in ids[:5]) + (", …" if len(ids) > 5 else "")
         raise NotFound(f"{name!r} names {len(ids)} conversations ({shown}); give more of the id")
 
@@ -288,18 +392,19 @@ class Store:
                                f"({', '.join(f'r{r.number}' for r in found[:5])}); give more of the digest")
         raise NotFound(f"conversation {conversation[:8]} has no round {h!r} (rounds r1…r{rounds[-1].number})")
 
-    def records(self, conversation: str, upto: int, *, lean: bool = False) -> list[StoredRecord]:
+    def records(self, conversation: str, upto: int, *, lean: bool = False, cut: int | None = None) -> list[StoredRecord]:
         """Every record landed by round ``upto``, in landing order; a rewritten record shows its
         newest version landed by then, in the place its first version took. ``lean``: each as
         the row ``(seq, key, stream, ts, events)`` (``assembly.RecordRow``; a list as decoded), all the ledger's
         summaries read: the events as ``lean_events.lean`` keeps them, and ``seq`` the record's
         place in landing order (1, 2, ...), read from the few rows of ``leans`` collect wrote; from
         the records themselves (their whole events, their own ``seq``) when ``leans`` does not hold
-        every round by then as this asz's rule keeps them."""
+        every round by then as this asz's rule keeps them. ``cut``: only the records landed by
+        that record seq (a window's view), each in the newest version landed by both."""
         out: list[StoredRecord] = []
         where: dict[str, int] = {}
         loads = orjson.loads
-        if lean:
+        if lean and cut is None:
             rows: Any = []
             parts = self.db.execute("SELECT round, rows FROM leans WHERE conversation = ? AND round <= ? AND rule = ? "
                                     "ORDER BY round, part", (conversation, upto, LEAN_RULE)).fetchall()
@@ -333,8 +438,9 @@ class Store:
                     rows.append(row)
             return rows  # type: ignore[no-any-return]
         q = ("SELECT seq, key, version, round, stream, kind, file, line, ts, events FROM records "
-             "WHERE conversation = ? AND round <= ? ORDER BY seq")
-        for seq, key, version, rnd, stream, kind, file, line, ts, events in self.db.execute(q, (conversation, upto)):
+             "WHERE conversation = ? AND round <= ?" + (" AND seq <= ?" if cut is not None else "") + " ORDER BY seq")
+        args = (conversation, upto) if cut is None else (conversation, upto, cut)
+        for seq, key, version, rnd, stream, kind, file, line, ts, events in self.db.execute(q, args):
             rec = StoredRecord(seq, key, version, rnd, stream, kind, file, line, ts, tuple(loads(events)))
             if version > 1 and key in where:
                 out[where[key]] = attrs.evolve(rec, seq=out[where[key]].seq)
@@ -369,6 +475,46 @@ class Store:
             raise NotFound(f"record {seq} of {conversation} landed after round {upto}")
         return newest[0]
 
+    def placed(self, conversation: str, seq: int) -> tuple[str, int, int] | None:
+        """Record ``seq``'s key, version and round, or None when the conversation has no such record."""
+        row = self.db.execute("SELECT key, version, round FROM records WHERE seq = ? AND conversation = ?",
+                              (seq, conversation)).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    def newest_raw(self, conversation: str, key: str, upto: int, cut: int) -> bytes | None:
+        """The bytes of record ``key``'s newest version landed by round ``upto`` and by seq ``cut``."""
+        # (by the key index; ``+`` keeps SQLite's planner off the round index)
+        row = self.db.execute(
+            "SELECT raw FROM records WHERE key = ? AND conversation = ? AND +round <= ? AND +seq <= ? "
+            "ORDER BY version DESC LIMIT 1", (key, conversation, upto, cut)).fetchone()
+        return bytes(row[0]) if row else None
+
+    def last_seq(self, conversation: str, upto: int) -> int:
+        """The seq of the last row landed by round ``upto``, every version counted (0: none)."""
+        row = self.db.execute("SELECT max(seq) FROM records WHERE conversation = ? AND round <= ?",
+                              (conversation, upto)).fetchone()
+        return row[0] or 0
+
+    def has_versions(self, conversation: str, upto: int) -> bool:
+        """Whether a record of the view at round ``upto`` has a later version landed by then."""
+        return self.db.execute("SELECT 1 FROM records WHERE conversation = ? AND round <= ? AND version > 1 LIMIT 1",
+                               (conversation, upto)).fetchone() is not None
+
+    def count_after(self, conversation: str, upto: int, cut: int) -> int:
+        """How many records of the view at round ``upto`` first landed after seq ``cut``."""
+        row = self.db.execute("SELECT count(*) FROM records WHERE conversation = ? AND round <= ? AND seq > ? "
+                              "AND version = 1", (conversation, upto, cut)).fetchone()
+        return int(row[0])
+
+    def round_records(self, conversation: str, number: int) -> Iterator[tuple[str, str, str, str, int, str | None, bytes, bytes]]:
+        """What round ``number`` added, in landing order, every version as it landed: ``(key,
+        stream, kind, file, line, ts, raw, events as JSON)`` (what ``asz push`` sends; the head
+        digest is computed from these raws)."""
+        q = ("SELECT key, stream, kind, file, line, ts, raw, events FROM records WHERE conversation = ? AND round = ? "
+             "ORDER BY seq")
+        for key, stream, kind, file, line, ts, raw, events in self.db.execute(q, (conversation, number)):
+            yield key, stream, kind, file, line, ts, bytes(raw), bytes(events)
+
     def _rounds(self, where: str, args: tuple[Any, ...] = ()) -> list[Round]:
         q = f"SELECT conversation, number, parent, head, landed, records FROM rounds {where}"
         return [Round(*r) for r in self.db.execute(q, args)]
@@ -399,7 +545,7 @@ class Store:
         self._settle()
 
     def file_state(self, path: str) -> FileState | None:
-        row = self.db.execute("SELECT runtime, size, mtime_ns, offset, line, tail, state FROM files WHERE path = ?", (path,)).fetchone()
+        row = self.db.execute('SELECT runtime, size, mtime_ns, "offset", line, tail, state FROM files WHERE path = ?', (path,)).fetchone()
         if not row:
             return None
         runtime, size, mtime, offset, line, tail, state = row
@@ -445,7 +591,7 @@ class Writer:
         # A first collect (no record stored yet) builds the records' indexes once, at its end
         # (:meth:`finish`), and answers what it asks of records from what it wrote: ``_holders``,
         # each key's first conversation; ``_more``, the later ones of a key held by several.
-        self._late = self.db.execute("SELECT 1 FROM records LIMIT 1").fetchone() is None
+        self._late = store.late_indexes()
         self._holders: dict[str, str] = {}
         self._more: dict[str, list[str]] = {}
         self._unindexed = self._late  # the late indexes dropped, to be built (by _index, or index_as_it_goes)
@@ -646,7 +792,7 @@ class Writer:
     def save_file(self, path: str, runtime: str, size: int, mtime_ns: int, cursor: Cursor) -> None:
         tail = tail_before(path, cursor.offset) if cursor.offset else b""
         self.db.execute(
-            "INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?)",
+            self.store._SAVE_FILE,
             (path, runtime, size, mtime_ns, cursor.offset, cursor.line, tail, orjson.dumps(cursor.state)),
         )
 

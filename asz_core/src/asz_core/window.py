@@ -143,40 +143,19 @@ def _span(ids: tuple[str, ...]) -> dict[str, Any]:
 def records_at(store: Store, conversation: str, upto: int, cut: int | None = None) -> list[StoredRecord]:
     """The records of the view at round ``upto`` that landed by ``cut`` (a record seq), in landing
     order; a rewritten record shows its newest version landed by both (as :meth:`Store.records`)."""
-    if cut is None:
-        return store.records(conversation, upto)
-    out: list[StoredRecord] = []
-    where: dict[str, int] = {}
-    q = ("SELECT seq, key, version, round, stream, kind, file, line, ts, events FROM records "
-         "WHERE conversation = ? AND round <= ? AND seq <= ? ORDER BY seq")
-    loads = orjson.loads
-    for seq, key, version, rnd, stream, kind, file, line, ts, events in store.db.execute(q, (conversation, upto, cut)):
-        rec = StoredRecord(seq, key, version, rnd, stream, kind, file, line, ts, tuple(loads(events)))
-        if version > 1 and key in where:
-            first = out[where[key]]
-            out[where[key]] = StoredRecord(first.seq, key, version, rnd, stream, kind, file, line, ts, rec.events)
-        else:
-            where[key] = len(out)
-            out.append(rec)
-    return out
+    return store.records(conversation, upto, cut=cut)
 
 
 def raw_at(store: Store, conversation: str, seq: int, upto: int, cut: int, captures: frozenset[int] = frozenset()) -> bytes:
     """The bytes of record ``seq`` as the window sees them (its newest version landed by round
     ``upto`` and by ``cut``; a capture the window shows past the cut as it landed)."""
-    first = store.db.execute("SELECT key, version, round FROM records WHERE seq = ? AND conversation = ?",
-                             (seq, conversation)).fetchone()
+    first = store.placed(conversation, seq)
     if not first or first[2] > upto or (seq > cut and seq not in captures):
         raise WindowError(f"record {seq} is not in the window")
-    if seq > cut:
-        cut = seq
-    # the newest version the view sees (by the key index; ``+`` keeps the planner off the round index)
-    row = store.db.execute(
-        "SELECT raw FROM records WHERE key = ? AND conversation = ? AND +round <= ? AND +seq <= ? "
-        "ORDER BY version DESC LIMIT 1", (first[0], conversation, upto, cut)).fetchone()
-    if not row:
+    raw = store.newest_raw(conversation, first[0], upto, max(cut, seq))
+    if raw is None:
         raise WindowError(f"record {seq} is not in the window")
-    return bytes(row[0])
+    return raw
 
 
 # --- building -------------------------------------------------------------------------------------
@@ -245,8 +224,7 @@ def _head_seq(store: Store, cid: str, upto: int) -> int:
     """The cut of a whole window: the last row landed by round ``upto``, every version counted
     (a record rewritten after the last new one shows its newest version; the seq of the newest
     first version would hide it)."""
-    row = store.db.execute("SELECT max(seq) FROM records WHERE conversation = ? AND round <= ?", (cid, upto)).fetchone()
-    return row[0] or 0
+    return store.last_seq(cid, upto)
 
 
 def build(store: Store, conversation: str, head: str | int | None = None, spec: WindowSpec | str | None = None) -> Window:
@@ -274,8 +252,7 @@ def build(store: Store, conversation: str, head: str | int | None = None, spec: 
             if s.stream in sub:
                 cut = max(cut, s.records[-1])
         del full, rts_full, sub  # the head's view is not kept: the window is assembled again
-        versioned = store.db.execute("SELECT 1 FROM records WHERE conversation = ? AND round <= ? AND version > 1 LIMIT 1",
-                                     (cid, rnd.number)).fetchone()
+        versioned = store.has_versions(cid, rnd.number)
         later = [r for r in recs if r.seq > cut]
         if versioned:  # which version each record showed at the cut: read again from the store
             del recs
@@ -297,8 +274,7 @@ def build(store: Store, conversation: str, head: str | int | None = None, spec: 
         if t.stream != "m" and t.stream in streams:
             talks.add(t.id)
     steps = frozenset(s.id for s in conv.steps if s.talk in talks)
-    hidden = sum(1 for _ in store.db.execute(
-        "SELECT 1 FROM records WHERE conversation = ? AND round <= ? AND seq > ? AND version = 1", (cid, rnd.number, cut)))
+    hidden = store.count_after(cid, rnd.number, cut)
     return Window(spec, rnd, conv, cut, False, tuple(judged), before, rts, frozenset(streams), frozenset(talks), steps,
                   hidden - len(captures), captures)
 

@@ -11,6 +11,8 @@ import typer
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
+from ..commands import Server
+
 HELP_FLAGS = ("--help", "-h")
 
 
@@ -63,6 +65,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         timezone: Annotated[Optional[str], typer.Option("--timezone", "--tz", help="With --all: time zone of dates (default: local).")] = None,
         project: Annotated[Optional[list[str]], typer.Option("--project", help="With --all: only conversations whose project path holds this; repeatable.")] = None,
         runtime: Annotated[Optional[list[str]], typer.Option("--runtime", help="With --all: only conversations of this runtime; repeatable.")] = None,
+        server: Server = None,
     ) -> None:
         """Judge a conversation at one head: a new run directory under $ASZ_HOME/runs, its stages, its close.
 

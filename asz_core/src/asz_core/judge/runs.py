@@ -20,7 +20,7 @@ from attrs import field, frozen
 from ..convert import unstructure
 from ..id_paths import decode, encode
 from ..records import USAGE_TYPES
-from ..store import Store, asz_home
+from ..store import Store, asz_home, store_there
 from . import stage_files
 from .run_files import CLOSE, RUN, closed_run_problems, look
 
@@ -85,8 +85,7 @@ def list_one(path: Path) -> RunRow:
 def _resolve(name: str, home: Path | None, store: Store | None) -> str | None:
     from ..errors import NotFound
 
-    db = (home or asz_home()) / "asz.db"
-    if store is None and not db.is_file():
+    if store is None and not store_there(home):
         return None
     try:
         return (store or Store.open(home)).resolve(name)
