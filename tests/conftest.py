@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import secrets
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,3 +81,84 @@ def corpus_store_copy(corpus_store, tmp_path: Path):
     s = Store.open(d)
     yield s
     s.close()
+
+
+# --- PostgreSQL -------------------------------------------------------------------------------------
+
+PG_ADMIN = os.environ.get("ASZ_TEST_POSTGRES") or "postgresql://postgres@127.0.0.1:5432/postgres"
+"""The machine's PostgreSQL, where each test session makes a database of its own (and drops it)."""
+
+
+def _no_postgres(why: str) -> None:
+    """Skip, saying why; but fail where the PostgreSQL tests must run (.ci/run sets ASZ_REQUIRE_POSTGRES=1)."""
+    if os.environ.get("ASZ_REQUIRE_POSTGRES"):
+        pytest.fail(f"{why}, and ASZ_REQUIRE_POSTGRES is set: the PostgreSQL tests must run here", pytrace=False)
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """A database of this test session's own on the machine's PostgreSQL (``ASZ_TEST_POSTGRES``,
+    default postgres@127.0.0.1:5432), dropped at the end: its URL."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        _no_postgres(f"psycopg is not installed ({exc}); run kit/setup")
+    try:
+        admin = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5)
+    except psycopg.Error as exc:
+        _no_postgres(f"no PostgreSQL at {PG_ADMIN} ({str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r})")
+    name = f"asz_test_{os.getpid()}_{secrets.token_hex(4)}"
+    admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield PG_ADMIN.split("?")[0].rsplit("/", 1)[0] + "/" + name
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def pg_schema_url(database: str) -> str:
+    """A new, empty schema of the session's database, as a store URL (its search_path)."""
+    import psycopg
+
+    schema = f"s_{secrets.token_hex(6)}"
+    with psycopg.connect(database, autocommit=True) as c:
+        c.execute(f'CREATE SCHEMA "{schema}"')
+    return f"{database}?options=-csearch_path%3D{schema}"
+
+
+@pytest.fixture
+def pg_url(pg_database: str) -> str:
+    """A PostgreSQL store's URL of this test's own (an empty schema of the session's database)."""
+    return pg_schema_url(pg_database)
+
+
+OpenStore = Callable[[Path], Any]
+"""``open_store(home)``: the store of that ASZ_HOME, on the backend the test runs with."""
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def open_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenStore]:
+    """The store tests run on both backends: ``open_store(home)`` gives the SQLite store under
+    ``home``, or a PostgreSQL store of its own for each ``home`` (its caches under ``home``)."""
+    from asz_core.store import Store
+
+    urls: dict[Path, str] = {}
+    opened: list[Any] = []
+
+    def open_(home: Path) -> Any:
+        if request.param == "sqlite":
+            st = Store.open(home)
+        else:
+            from asz_core.store_pg import PgStore
+
+            if home not in urls:
+                urls[home] = pg_schema_url(request.getfixturevalue("pg_database"))
+            monkeypatch.setenv("ASZ_HOME", str(home))
+            st = PgStore(urls[home])
+        opened.append(st)
+        return st
+
+    yield open_
+    for st in opened:
+        st.close()

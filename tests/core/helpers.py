@@ -63,18 +63,31 @@ def head_digest(parent: str, raws: list[bytes]) -> str:
     return h.hexdigest()
 
 
-def db_rows(db_path: Path, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Rows straight from the SQLite file, not through asz."""
-    con = sqlite3.connect(db_path)
+def db_rows(db_path: Any, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows straight from the store's database, not through asz: a SQLite file (or a SQLite
+    store), or a PostgreSQL store's database (the same query, in its words: ``store_pg.pg_sql``)."""
+    url = getattr(db_path, "url", None)
+    if url is not None:
+        import psycopg
+
+        from asz_core.store_pg import pg_sql
+
+        with psycopg.connect(url) as pg:
+            return [tuple(r) for r in pg.execute(pg_sql(sql), args or None).fetchall()]
+    con = sqlite3.connect(getattr(db_path, "path", db_path))
     try:
         return con.execute(sql, args).fetchall()
     finally:
         con.close()
 
 
-def fingerprint(db_path: Path) -> dict[str, Any]:
+def fingerprint(db_path: Any) -> dict[str, Any]:
     """What a store holds, without landing times: conversations, sessions, rounds, records, file states."""
-    tables = {r[0] for r in db_rows(db_path, "SELECT name FROM sqlite_master WHERE type='table'")} if db_path.exists() else set()
+    if getattr(db_path, "url", None) is not None:
+        tables = {r[0] for r in db_rows(db_path, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
+    else:
+        db_path = getattr(db_path, "path", db_path)
+        tables = {r[0] for r in db_rows(db_path, "SELECT name FROM sqlite_master WHERE type='table'")} if db_path.exists() else set()
     if not {"conversations", "sessions", "rounds", "records", "files"} <= tables:
         # No store yet, or one whose tables were being created: it holds nothing.
         return {"conversations": [], "sessions": [], "rounds": [], "records": [], "files": [], "leans": []}
@@ -83,7 +96,7 @@ def fingerprint(db_path: Path) -> dict[str, Any]:
         "sessions": db_rows(db_path, "SELECT session, conversation FROM sessions ORDER BY session"),
         "rounds": db_rows(db_path, "SELECT conversation, number, parent, head, records FROM rounds ORDER BY conversation, number"),
         "records": db_rows(db_path, "SELECT conversation, key, version, round, digest FROM records ORDER BY seq"),
-        "files": db_rows(db_path, "SELECT path, offset, line FROM files ORDER BY path"),
+        "files": db_rows(db_path, 'SELECT path, "offset", line FROM files ORDER BY path'),
         "leans": db_rows(db_path, "SELECT conversation, round, part, rule, rows FROM leans ORDER BY conversation, round, part")
         if "leans" in tables else [],
     }
@@ -97,9 +110,9 @@ def assert_lean_rows_agree(store: Any, conversation: str, upto: int) -> None:
 
     from asz_core.lean_events import RULE, lean
 
-    assert len({r[0] for r in db_rows(store.path, "SELECT round FROM leans WHERE conversation = ? AND round <= ? AND "
+    assert len({r[0] for r in db_rows(store, "SELECT round FROM leans WHERE conversation = ? AND round <= ? AND "
                                       "rule = ?", (conversation, upto, RULE))}) == upto
-    place = {seq: i for i, (seq,) in enumerate(db_rows(store.path, "SELECT seq FROM records WHERE conversation = ? AND "
+    place = {seq: i for i, (seq,) in enumerate(db_rows(store, "SELECT seq FROM records WHERE conversation = ? AND "
                                                       "round <= ? ORDER BY seq", (conversation, upto)), 1)}
     want = [(place[r.seq], r.key, r.stream, r.ts, lean(r.events)) for r in store.records(conversation, upto)]
     assert orjson.dumps(store.records(conversation, upto, lean=True)) == orjson.dumps(want)

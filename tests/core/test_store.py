@@ -1,6 +1,7 @@
 """The store (decisions §1, docs/store.md): rounds with numbers, parents, landing times and head
 digests; append-only records naming their round; views at a head; incremental reading of grown
-files; rewritten files; resumed sessions in either order."""
+files; rewritten files; resumed sessions in either order. Each runs on both backends, the SQLite
+file and PostgreSQL (``open_store``); what only one of them has is tested at the end."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from asz_core.records import Cursor, Entry, Problem
 from asz_core.registry import Registry
 from asz_core.store import SCHEMA_VERSION, Store
 
+from tests.conftest import OpenStore
+
 from .helpers import MATCH, ORIGIN, RESUMED, assert_lean_rows_agree, copy, db_rows, fingerprint, head_digest
 
 pytestmark = pytest.mark.usefixtures("corpus")
@@ -41,7 +44,7 @@ def _lines(path: Path) -> list[bytes]:
 
 
 def _round_raws(store: Store, conversation: str, number: int) -> list[bytes]:
-    return [r[0] for r in db_rows(store.path, "SELECT raw FROM records WHERE conversation = ? AND round = ? ORDER BY seq",
+    return [r[0] for r in db_rows(store, "SELECT raw FROM records WHERE conversation = ? AND round = ? ORDER BY seq",
                                   (conversation, number))]
 
 
@@ -51,12 +54,12 @@ def _session(path: Path) -> str:
 
 # -- rounds and heads ----------------------------------------------------------------------------
 
-def test_rounds_have_numbers_parents_landing_times_and_head_digests(tmp_path: Path, registry: Registry) -> None:
+def test_rounds_have_numbers_parents_landing_times_and_head_digests(open_store: OpenStore, tmp_path: Path, registry: Registry) -> None:
     lines = _lines(ORIGIN)
     chunks = [lines[:50], lines[50:51], lines[51:120], lines[120:]]
     f = tmp_path / ORIGIN.name
     f.write_bytes(b"")
-    store = Store.open(tmp_path / "home")
+    store = open_store(tmp_path / "home")
     conv = _session(ORIGIN)
     parent = ""
     for n, chunk in enumerate(chunks, 1):
@@ -83,29 +86,29 @@ def test_rounds_have_numbers_parents_landing_times_and_head_digests(tmp_path: Pa
     assert store.round(conv).number == 4
 
 
-def test_records_are_append_only_and_each_names_its_round(tmp_path: Path, registry: Registry) -> None:
+def test_records_are_append_only_and_each_names_its_round(open_store: OpenStore, tmp_path: Path, registry: Registry) -> None:
     lines = _lines(ORIGIN)
     f = tmp_path / ORIGIN.name
     f.write_bytes(b"".join(lines[:100]))
-    store = Store.open(tmp_path / "home")
+    store = open_store(tmp_path / "home")
     collect([f], store, registry)
-    before = db_rows(store.path, "SELECT * FROM records ORDER BY seq")
+    before = db_rows(store, "SELECT * FROM records ORDER BY seq")
     with open(f, "ab") as fh:
         fh.write(b"".join(lines[100:]))
     collect([f], store, registry)
-    after = db_rows(store.path, "SELECT * FROM records ORDER BY seq")
+    after = db_rows(store, "SELECT * FROM records ORDER BY seq")
     assert after[: len(before)] == before
     assert len(after) == len(lines)
-    counts = dict(db_rows(store.path, "SELECT round, COUNT(*) FROM records GROUP BY round"))
+    counts = dict(db_rows(store, "SELECT round, COUNT(*) FROM records GROUP BY round"))
     assert counts == {r.number: r.records for r in store.rounds(_session(ORIGIN))} == {1: 100, 2: len(lines) - 100}
 
 
-def test_a_view_at_a_head_sees_only_what_had_landed_by_then(tmp_path: Path, registry: Registry) -> None:
+def test_a_view_at_a_head_sees_only_what_had_landed_by_then(open_store: OpenStore, tmp_path: Path, registry: Registry) -> None:
     lines = _lines(ORIGIN)
     conv = _session(ORIGIN)
     f = tmp_path / "grown" / ORIGIN.name
     f.parent.mkdir()
-    store = Store.open(tmp_path / "home")
+    store = open_store(tmp_path / "home")
     cuts = [60, 130, len(lines)]
     start = 0
     for cut in cuts:
@@ -121,7 +124,7 @@ def test_a_view_at_a_head_sees_only_what_had_landed_by_then(tmp_path: Path, regi
         g = alone / ORIGIN.name
         alone.mkdir()
         g.write_bytes(b"".join(lines[:cut]))
-        other = Store.open(alone / "home")
+        other = open_store(alone / "home")
         collect([g], other, registry)
         assert [(r.key, r.kind, r.stream, r.events) for r in other.records(conv, 1)] == \
                [(r.key, r.kind, r.stream, r.events) for r in seen]
@@ -185,8 +188,8 @@ def _kv(path: Path, *items: tuple[str, int]) -> Path:
     return path
 
 
-def test_a_changed_record_is_a_new_version_and_a_view_takes_the_newest_landed_by_then(tmp_path: Path, kv: Registry) -> None:
-    store = Store.open(tmp_path / "home")
+def test_a_changed_record_is_a_new_version_and_a_view_takes_the_newest_landed_by_then(open_store: OpenStore, tmp_path: Path, kv: Registry) -> None:
+    store = open_store(tmp_path / "home")
     f = _kv(tmp_path / "c.kv", ("a", 1), ("b", 1))
     assert [x.records for x in collect([f], store, kv).rounds] == [2]
     _kv(f, ("a", 2), ("b", 1), ("c", 1))  # a changed, b the same, c new
@@ -202,7 +205,7 @@ def test_a_changed_record_is_a_new_version_and_a_view_takes_the_newest_landed_by
     for upto in (1, 2):
         assert_lean_rows_agree(store, "c", upto)
     # both versions are kept: nothing was overwritten
-    assert db_rows(store.path, "SELECT key, version, round FROM records ORDER BY seq") == [
+    assert db_rows(store, "SELECT key, version, round FROM records ORDER BY seq") == [
         ("a", 1, 1), ("b", 1, 1), ("a", 2, 2), ("c", 1, 2)]
     os.utime(f, ns=(1, 1))  # touched, same content: nothing new
     assert collect([f], store, kv).rounds == ()
@@ -213,8 +216,8 @@ def test_a_changed_record_is_a_new_version_and_a_view_takes_the_newest_landed_by
         assert_lean_rows_agree(store, "c", upto)
 
 
-def test_a_digest_prefix_of_digits_alone_still_names_its_round(tmp_path: Path, kv: Registry) -> None:
-    store = Store.open(tmp_path / "home")
+def test_a_digest_prefix_of_digits_alone_still_names_its_round(open_store: OpenStore, tmp_path: Path, kv: Registry) -> None:
+    store = open_store(tmp_path / "home")
     f = tmp_path / "d.kv"
     f.write_text("")
     for i in range(200):  # the heads are fixed by the content, so this finds the same one each run
@@ -229,8 +232,8 @@ def test_a_digest_prefix_of_digits_alone_still_names_its_round(tmp_path: Path, k
     assert store.round("d", "r1").number == 1 and store.round("d", "1").number == 1
 
 
-def test_conversation_names_whole_ids_prefixes_and_sessions(tmp_path: Path, kv: Registry) -> None:
-    store = Store.open(tmp_path / "home")
+def test_conversation_names_whole_ids_prefixes_and_sessions(open_store: OpenStore, tmp_path: Path, kv: Registry) -> None:
+    store = open_store(tmp_path / "home")
     for stem in ("abc1", "abc10", "abd"):
         collect([_kv(tmp_path / f"{stem}.kv", (f"{stem}:x", 1))], store, kv)
     assert store.resolve("abc1") == "abc1"  # a whole id (also a session id), though it also starts abc10
@@ -244,9 +247,9 @@ def test_conversation_names_whole_ids_prefixes_and_sessions(tmp_path: Path, kv: 
         store.resolve("zz")
 
 
-def test_a_key_seen_in_another_conversation_of_the_runtime_continues_it(tmp_path: Path, kv: Registry,
+def test_a_key_seen_in_another_conversation_of_the_runtime_continues_it(open_store: OpenStore, tmp_path: Path, kv: Registry,
                                                                        registry: Registry) -> None:
-    store = Store.open(tmp_path / "home")
+    store = open_store(tmp_path / "home")
     collect([_kv(tmp_path / "s1.kv", ("k1", 1))], store, kv)
     # s2 starts with a copy of s1's record: a resume (what Claude Code does), whatever the runtime
     (rnd,) = collect([_kv(tmp_path / "s2.kv", ("k1", 1), ("k2", 1))], store, kv).rounds
@@ -262,14 +265,14 @@ def test_a_key_seen_in_another_conversation_of_the_runtime_continues_it(tmp_path
 
 # -- collecting again ----------------------------------------------------------------------------
 
-def test_collecting_unchanged_files_again_publishes_nothing(tmp_path: Path, registry: Registry,
+def test_collecting_unchanged_files_again_publishes_nothing(open_store: OpenStore, tmp_path: Path, registry: Registry,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     project = copy(MATCH, tmp_path)
-    store = Store.open(tmp_path / "home")
+    store = open_store(tmp_path / "home")
     first = collect([project], store, registry)
     files = first.files_read
     assert files == len(list(project.glob("*.jsonl"))) and first.rounds
-    snapshot = fingerprint(store.path)
+    snapshot = fingerprint(store)
     again = collect([project], store, registry)
     assert (again.rounds, again.records_published, again.files_read, again.files_unchanged) == ((), 0, 0, files)
     for p in project.iterdir():  # touched, not changed
@@ -279,14 +282,14 @@ def test_collecting_unchanged_files_again_publishes_nothing(tmp_path: Path, regi
     monkeypatch.chdir(tmp_path)
     rel = collect([Path(project.name)], store, registry)
     assert (rel.rounds, rel.files_read, rel.files_unchanged) == ((), 0, files)
-    assert fingerprint(store.path) == snapshot
+    assert fingerprint(store) == snapshot
 
 
-def test_a_grown_transcript_publishes_exactly_its_new_lines(tmp_path: Path, registry: Registry) -> None:
+def test_a_grown_transcript_publishes_exactly_its_new_lines(open_store: OpenStore, tmp_path: Path, registry: Registry) -> None:
     lines = _lines(ORIGIN)
     f = tmp_path / ORIGIN.name
     f.write_bytes(b"")
-    store = Store.open(tmp_path / "home")
+    store = open_store(tmp_path / "home")
     conv = _session(ORIGIN)
     for n, line in enumerate(lines, 1):
         half = len(line) // 2
@@ -304,23 +307,23 @@ def test_a_grown_transcript_publishes_exactly_its_new_lines(tmp_path: Path, regi
     whole = tmp_path / "whole"
     whole.mkdir()
     shutil.copy(ORIGIN, whole / ORIGIN.name)
-    once = Store.open(whole / "home")
+    once = open_store(whole / "home")
     collect([whole / ORIGIN.name], once, registry)
     assert [(r.key, r.kind, r.stream, r.events) for r in store.records(conv, len(lines))] == \
            [(r.key, r.kind, r.stream, r.events) for r in once.records(conv, 1)]
 
 
 def _keys_once(store: Store) -> None:
-    rows = db_rows(store.path, "SELECT conversation, key, COUNT(*) FROM records WHERE version = 1 GROUP BY conversation, key HAVING COUNT(*) > 1")
+    rows = db_rows(store, "SELECT conversation, key, COUNT(*) FROM records WHERE version = 1 GROUP BY conversation, key HAVING COUNT(*) > 1")
     assert rows == []
-    per_key = db_rows(store.path, "SELECT key, COUNT(DISTINCT conversation) FROM records GROUP BY key HAVING COUNT(DISTINCT conversation) > 1")
+    per_key = db_rows(store, "SELECT key, COUNT(DISTINCT conversation) FROM records GROUP BY key HAVING COUNT(DISTINCT conversation) > 1")
     assert per_key == []
 
 
-def test_a_record_first_landed_after_a_rewrite_is_rewritten_in_its_own_place(tmp_path: Path, kv: Registry) -> None:
+def test_a_record_first_landed_after_a_rewrite_is_rewritten_in_its_own_place(open_store: OpenStore, tmp_path: Path, kv: Registry) -> None:
     # The ledger's lean rows look a record's place up by key only once some record has a later
     # version; a record that lands after that and is rewritten later still keeps its own place.
-    store = Store.open(tmp_path / "home")
+    store = open_store(tmp_path / "home")
     f = _kv(tmp_path / "c.kv", ("a", 1), ("b", 1))
     collect([f], store, kv)
     _kv(f, ("a", 2), ("b", 1), ("c", 1), ("d", 1))  # a rewritten, then c and d new
@@ -332,11 +335,11 @@ def test_a_record_first_landed_after_a_rewrite_is_rewritten_in_its_own_place(tmp
         assert_lean_rows_agree(store, "c", upto)
 
 
-def test_a_rewritten_file_does_not_duplicate_records(tmp_path: Path, registry: Registry) -> None:
+def test_a_rewritten_file_does_not_duplicate_records(open_store: OpenStore, tmp_path: Path, registry: Registry) -> None:
     lines = _lines(ORIGIN)
     f = tmp_path / ORIGIN.name
     f.write_bytes(b"".join(lines))
-    store = Store.open(tmp_path / "home")
+    store = open_store(tmp_path / "home")
     conv = _session(ORIGIN)
     assert collect([f], store, registry).records_published == len(lines)
 
@@ -366,9 +369,9 @@ def test_a_rewritten_file_does_not_duplicate_records(tmp_path: Path, registry: R
 
 # -- a resumed session ---------------------------------------------------------------------------
 
-def _resume_store(tmp_path: Path, registry: Registry, order: list[Path]) -> tuple[Store, list[int]]:
+def _resume_store(open_store: OpenStore, tmp_path: Path, registry: Registry, order: list[Path]) -> tuple[Store, list[int]]:
     folder = tmp_path / "files"
-    store = Store.open(tmp_path / "home")
+    store = open_store(tmp_path / "home")
     published = []
     for src in order:
         published.append(collect([copy(src, folder)], store, registry).records_published)
@@ -389,10 +392,10 @@ def _identities(*files: Path) -> set[str]:
     ("origin first", ORIGIN.stem, [189, 284]),
     ("resumed first", RESUMED.stem, [452, 21]),
 ])
-def test_a_resumed_session_is_one_conversation_in_either_order(tmp_path: Path, registry: Registry,
+def test_a_resumed_session_is_one_conversation_in_either_order(open_store: OpenStore, tmp_path: Path, registry: Registry,
                                                                order: str, identity: str, rounds: list[int]) -> None:
     files = [ORIGIN, RESUMED] if order == "origin first" else [RESUMED, ORIGIN]
-    store, published = _resume_store(tmp_path, registry, files)
+    store, published = _resume_store(open_store, tmp_path, registry, files)
     (conv,) = store.conversations()
     # the conversation takes the id of the session collected first; both sessions name it
     assert conv.id == identity
@@ -405,19 +408,19 @@ def test_a_resumed_session_is_one_conversation_in_either_order(tmp_path: Path, r
     _keys_once(store)
 
 
-def test_a_resumed_session_has_the_same_records_and_shape_in_either_order(tmp_path: Path, registry: Registry) -> None:
-    a, _ = _resume_store(tmp_path / "a", registry, [ORIGIN, RESUMED])
-    b, _ = _resume_store(tmp_path / "b", registry, [RESUMED, ORIGIN])
+def test_a_resumed_session_has_the_same_records_and_shape_in_either_order(open_store: OpenStore, tmp_path: Path, registry: Registry) -> None:
+    a, _ = _resume_store(open_store, tmp_path / "a", registry, [ORIGIN, RESUMED])
+    b, _ = _resume_store(open_store, tmp_path / "b", registry, [RESUMED, ORIGIN])
     ra, rb = a.records(ORIGIN.stem, 2), b.records(RESUMED.stem, 2)
     assert sorted(r.key for r in ra) == sorted(r.key for r in rb)
     ca, cb = api.load(ORIGIN.stem, store=a), api.load(RESUMED.stem, store=b)
     assert len(ca.main_talks) == len(cb.main_talks) and len(ca.model_calls()) == len(cb.model_calls())
 
 
-def test_a_folder_holding_both_sessions_lands_the_origin_first(tmp_path: Path, registry: Registry) -> None:
+def test_a_folder_holding_both_sessions_lands_the_origin_first(open_store: OpenStore, tmp_path: Path, registry: Registry) -> None:
     folder = tmp_path / "project"
     copy(ORIGIN, folder), copy(RESUMED, folder)
-    store = Store.open(tmp_path / "home")
+    store = open_store(tmp_path / "home")
     (rnd,) = collect([folder], store, registry).rounds
     assert (rnd.conversation, rnd.records) == (ORIGIN.stem, 473)
 
