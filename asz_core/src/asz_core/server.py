@@ -282,7 +282,9 @@ def read(store: PgStore, method: str, args: list[Any]) -> Any:
             "SELECT conversation, number, head FROM rounds r WHERE number = (SELECT max(number) FROM rounds WHERE "
             "conversation = r.conversation)")}
     if method == "records":
-        conv, upto, lean, cut = (*args, False, None)[:4] if len(args) >= 2 else (None, None, False, None)
+        if not 2 <= len(args) <= 4 or not isinstance(args[0], str) or type(args[1]) is not int:
+            raise TypeError("records takes a conversation, a round, and lean and cut if given")
+        conv, upto, lean, cut = [*args, False, None][:4] if len(args) == 2 else [*args, None][:4]
         got = store.records(conv, upto, lean=bool(lean), cut=cut)
         return got if lean and cut is None else [[r.seq, r.key, r.version, r.round, r.stream, r.kind, r.file, r.line, r.ts,
                                                   r.events] for r in got]

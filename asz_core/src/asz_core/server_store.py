@@ -193,6 +193,8 @@ def wait_until_up(url: str, token: str | None, seconds: float = 10) -> None:
         try:
             http.post("/v1/whoami", b"")
             return
+        except ServerError:
+            return  # it answered (a refusal without a token is an answer)
         except OSError:
             if time.monotonic() > end:
                 raise

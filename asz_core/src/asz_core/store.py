@@ -10,6 +10,7 @@ backend (PostgreSQL) can stand behind the same methods later.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import re
 import sqlite3
@@ -91,6 +92,16 @@ def asz_home() -> Path:
     return Path(os.environ.get("ASZ_HOME") or Path.home() / ".asz")
 
 
+_BACKENDS = {
+    "postgresql": "asz_core.store_pg:PgStore",
+    "postgres": "asz_core.store_pg:PgStore",
+    "http": "asz_core.server_store:ServerStore",
+    "https": "asz_core.server_store:ServerStore",
+}
+"""The other stores, by their URL's scheme: each a subclass of :class:`Store` in a module of its
+own, above this one (it imports this module; this one names it, and imports it only when a URL
+asks for it: psycopg and HTTP are no cost to the SQLite store)."""
+
 _STORE_LINE = re.compile(rb"^store[ \t]*:", re.M)
 
 
@@ -114,7 +125,7 @@ def store_url() -> str | None:
     url = (url or "").strip()
     if not url:
         return None
-    if url.split("://", 1)[0] not in ("postgresql", "postgres", "http", "https"):
+    if url.split("://", 1)[0] not in _BACKENDS:
         raise StoreError(f"store {_redacted(url)!r} is not a postgresql:// or http(s):// URL (the default store, "
                          "$ASZ_HOME/asz.db, needs no setting)")
     return url
@@ -318,13 +329,8 @@ class Store:
         url = None if home is not None else store_url()
         if url is None:
             return cls((home or asz_home()) / "asz.db")
-        if url.startswith(("http://", "https://")):
-            from .server_store import ServerStore
-
-            return ServerStore(url)
-        from .store_pg import PgStore
-
-        return PgStore(url)
+        module, _, name = _BACKENDS[url.split("://", 1)[0]].partition(":")
+        return getattr(importlib.import_module(module), name)(url)  # type: ignore[no-any-return]
 
     def close(self) -> None:
         self.db.close()

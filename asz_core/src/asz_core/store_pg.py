@@ -26,6 +26,7 @@ import psycopg
 from psycopg import pq
 
 from .errors import RecordError, StoreError
+from .records import Problem
 from .store import Prepared, Store, Writer, _redacted, asz_home
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -186,7 +187,10 @@ class PgStore(Store):
     def _version(self) -> int:
         """The schema version the database holds (0: none of asz's tables)."""
         try:
-            if self.db.conn.execute("SELECT to_regclass('meta')").fetchone()[0] is None:  # type: ignore[index]
+            # (pg_tables read as a table, with this statement's snapshot: to_regclass answers from a
+            # cache that may not have seen another asz's tables made while this one waited for the lock)
+            if self.db.conn.execute("SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'meta'"
+                                    ).fetchone() is None:
                 return 0
             row = self.db.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         except psycopg.Error as exc:
@@ -255,13 +259,22 @@ _RECORD_TYPES = ("text", "text", "int4", "int4", "bytea", "text", "text", "text"
 class PgWriter(Writer):
     """The SQLite store's writer, records written with ``COPY`` (several times faster than
     inserting them one by one over the wire). PostgreSQL's text cannot hold a NUL character: an
-    entry whose key, stream, file or time holds one is refused as one the store cannot hold."""
+    entry whose key, stream, file or time holds one is skipped with a warning (the rest of its file
+    lands), as an entry the store cannot hold is."""
 
     def add_prepared(self, conversation: str, p: Prepared) -> bool:
         if "\x00" in conversation or any("\x00" in x for x in (p[0], p[2], p[3], p[4], p[6] or "")):
-            raise RecordError(f"an entry whose key, stream, kind, file or time holds a NUL character (line {p[5]}); "
-                              "not stored")
+            # skipped, said as collect says what it kept of a record written twice; the rest goes on
+            self.notes.append(Problem(p[4].replace("\x00", "\\0"), p[5], "an entry whose key, stream, kind, file or "
+                                      "time holds a NUL character, which PostgreSQL's text cannot hold; not stored"))
+            return False
         return super().add_prepared(conversation, p)
+
+    def conversations_of_keys(self, keys: list[str], runtime: str | None = None) -> dict[str, str]:
+        return super().conversations_of_keys([k for k in keys if "\x00" not in k], runtime)  # (no stored key holds one)
+
+    def conversation_of_session(self, session: str) -> str | None:
+        return None if "\x00" in session else super().conversation_of_session(session)
 
     def bind_session(self, session: str, conversation: str | None, runtime: str) -> str:
         if "\x00" in session or "\x00" in runtime:
