@@ -32,9 +32,12 @@ from asz_core.server_store import Http, ServerError, ServerStore, wait_until_up
 from asz_core.store import Store
 from asz_core.store_pg import PgStore
 
+from tests.conftest import CLAUDE_CORPUS, skip_without_corpus
+
 from .helpers import ORIGIN, copy, head_digest
 
 ASZ = Path(sys.executable).parent / "asz"
+needs_corpus = skip_without_corpus(CLAUDE_CORPUS)
 
 
 def _free_port() -> int:
@@ -143,6 +146,7 @@ def test_a_push_lands_every_round_once_in_chain_order_and_the_commands_read_it_b
         assert b.stdout == a.stdout and len(a.stdout) > 20, command
 
 
+@needs_corpus
 def test_a_grown_conversation_pushes_its_new_round_onto_the_server_s_head(team: dict[str, Any], tmp_path: Path) -> None:
     lines = ORIGIN.read_bytes().splitlines(keepends=True)
     f = tmp_path / "p" / ORIGIN.name
@@ -168,6 +172,7 @@ def test_a_grown_conversation_pushes_its_new_round_onto_the_server_s_head(team: 
 
 # -- tokens and who may push what -----------------------------------------------------------------------
 
+@needs_corpus
 def test_tokens_are_kept_hashed_revocable_and_read_only_ones_only_read(team: dict[str, Any], tmp_path: Path) -> None:
     pg, url, tokens = team["pg"], team["url"], team["tokens"]
     kept = dict(pg.db.execute("SELECT name, digest FROM tokens").fetchall())
@@ -201,6 +206,7 @@ def test_tokens_are_kept_hashed_revocable_and_read_only_ones_only_read(team: dic
         ServerStore(url, token).conversations()
 
 
+@needs_corpus
 def test_a_machine_appends_only_to_conversations_it_pushed_first(team: dict[str, Any], tmp_path: Path) -> None:
     lines = ORIGIN.read_bytes().splitlines(keepends=True)
     a, b = Store.open(tmp_path / "a"), Store.open(tmp_path / "b")
@@ -306,6 +312,7 @@ def test_a_server_killed_mid_push_then_restarted_lets_the_push_finish_with_nothi
     assert push(corpus_store, s.url, team["tokens"]["laptop"]).rounds == 0  # a second push: nothing left
 
 
+@needs_corpus
 def test_postgresql_s_connection_dropped_mid_round_rolls_the_round_back_whole(team: dict[str, Any], tmp_path: Path) -> None:
     pg = team["pg"]
     local = Store.open(tmp_path / "laptop")
