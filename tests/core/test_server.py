@@ -146,6 +146,17 @@ def test_a_push_lands_every_round_once_in_chain_order_and_the_commands_read_it_b
         assert b.stdout == a.stdout and len(a.stdout) > 20, command
 
 
+def test_judge_reads_a_conversation_through_the_server_as_from_its_own_store(team: dict[str, Any], tmp_path: Path) -> None:
+    from .test_store_pg import EXAMPLE, judged_example
+
+    local = Store.open(tmp_path / "laptop")
+    collect([EXAMPLE], local)
+    push(local, team["url"], team["tokens"]["laptop"])
+    here = judged_example(tmp_path / "laptop", None)
+    there = judged_example(tmp_path / "elsewhere", None, "--server", team["url"], token=team["tokens"]["reader"])
+    assert there == here and there["close.json"]["statement"]["targets"]
+
+
 @needs_corpus
 def test_a_grown_conversation_pushes_its_new_round_onto_the_server_s_head(team: dict[str, Any], tmp_path: Path) -> None:
     lines = ORIGIN.read_bytes().splitlines(keepends=True)

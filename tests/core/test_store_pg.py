@@ -28,9 +28,12 @@ EXAMPLE = ROOT / "examples" / "claude-code"
 SCRIPT = ROOT / "examples" / "scripted-5e1f0c2a.yaml"
 
 
-def _asz(*args: str, home: Path, store: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _asz(*args: str, home: Path, store: str | None = None, cwd: Path | None = None,
+         token: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("ASZ_STORE", "ASZ_TOKEN")}
     env["ASZ_HOME"] = str(home)
+    if token:
+        env["ASZ_TOKEN"] = token
     if store:
         env["ASZ_STORE"] = store
     return subprocess.run([str(ASZ), *args], env=env, capture_output=True, text=True, timeout=300, cwd=cwd)
@@ -71,16 +74,22 @@ def test_every_reading_command_says_on_postgresql_what_it_says_on_sqlite(both: d
     assert b.stderr == a.stderr
 
 
+def judged_example(home: Path, store: str | None, *extra: str, token: str | None = None) -> dict[str, Any]:
+    """``asz judge`` of the bundled example by its script: the run's files, without what names the run."""
+    r = _asz("judge", "5e1f0c2a", "--evaluator", f"scripted:{SCRIPT}", "--json", *extra, home=home, store=store, token=token)
+    assert r.returncode == 0, r.stderr
+    run = Path(json.loads(r.stdout)["path"])
+    assert run.parent.parent == home / "runs"  # runs are written under ASZ_HOME, whichever the store
+    return {f.name: without_run_names(json.loads(f.read_text()))
+            for f in sorted([run / "close.json", *(run / "stages").glob("*.json")])}
+
+
 def test_judge_and_its_navigation_server_read_the_postgresql_store(both: dict[str, Any]) -> None:
-    judged = []
-    for home, store in ((both["lite"], None), (both["pg"], both["url"])):
-        r = _asz("judge", "5e1f0c2a", "--evaluator", f"scripted:{SCRIPT}", "--json", home=home, store=store)
-        assert r.returncode == 0, r.stderr
-        run = Path(json.loads(r.stdout)["path"])
-        files = sorted([run / "close.json", *(run / "stages").glob("*.json")])
-        judged.append({f.name: _without_run_names(json.loads(f.read_text())) for f in files})
+    judged = [judged_example(both["lite"], None), judged_example(both["pg"], both["url"])]
     assert judged[0] == judged[1] and len(judged[0]) >= 6
     assert judged[1]["close.json"]["statement"]["targets"]
+    listed = _asz("runs", "5e1f0c2a", "--json", home=both["pg"], store=both["url"])
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 1, listed.stderr
 
     async def card(s: Any) -> Any:
         got = await s.call_tool("card", {})
@@ -99,17 +108,17 @@ def test_judge_and_its_navigation_server_read_the_postgresql_store(both: dict[st
     base = {k: v for k, v in os.environ.items() if k != "ASZ_STORE"}
     lite = anyio.run(session, {**base, "ASZ_HOME": str(both["lite"])})
     pg = anyio.run(session, {**base, "ASZ_HOME": str(both["pg"]), "ASZ_STORE": both["url"]})
-    assert _without_run_names(pg) == _without_run_names(lite) and pg["window"]["judged"]["first"] == "k2"
+    assert without_run_names(pg) == without_run_names(lite) and pg["window"]["judged"]["first"] == "k2"
 
 
-def _without_run_names(run: Any) -> Any:
+def without_run_names(run: Any) -> Any:
     """A run's JSON without what names this run or its moment (its id, folders, times)."""
     if isinstance(run, dict):
-        return {k: _without_run_names(v) for k, v in run.items()
+        return {k: without_run_names(v) for k, v in run.items()
                 if not (k == "per_minute" or "seconds" in k or isinstance(v, (str, int, float)) and k in (
                     "run", "path", "kit_path", "started", "ended", "finished", "wall", "landed", "closed", "at", "ms"))}
     if isinstance(run, list):
-        return [_without_run_names(v) for v in run]
+        return [without_run_names(v) for v in run]
     return run
 
 

@@ -172,16 +172,14 @@ def receive(store: PgStore, machine: str, h: dict[str, Any], body: bytes, record
     if _landed(store, conv, head):
         return {"status": "already", "round": h["number"]}
     if not h["last"]:
+        _owned(store, conv, machine)  # (checked again when the round lands)
         store.db.execute("INSERT INTO pending VALUES(?, ?, ?, ?, ?) ON CONFLICT (machine, conversation, head, part) "
                          "DO UPDATE SET body = excluded.body", (machine, conv, head, h["part"], body))
         return {"status": "staged", "round": h["number"], "part": h["part"]}
     with store.transaction(conv):
         if _landed(store, conv, head):  # (a push of the same round landed it while this one waited)
             return {"status": "already", "round": h["number"]}
-        owner = store.db.execute("SELECT machine FROM conversations WHERE id = ?", (conv,)).fetchone()
-        if owner is not None and owner[0] != machine:
-            who = "collected on the server" if owner[0] is None else "pushed first by another machine"
-            raise Refused(403, f"conversation {conv[:12]} was {who}: a machine appends only to conversations it pushed first")
+        owner = _owned(store, conv, machine)
         top = store.db.execute("SELECT number, head FROM rounds WHERE conversation = ? ORDER BY number DESC LIMIT 1",
                                (conv,)).fetchone()
         number, parent = (top[0] + 1, top[1]) if top else (1, "")
@@ -203,6 +201,16 @@ def receive(store: PgStore, machine: str, h: dict[str, Any], body: bytes, record
                                f"{head[:12]}: nothing landed")
         store.db.execute("DELETE FROM pending WHERE machine = ? AND conversation = ? AND head = ?", (machine, conv, head))
     return {"status": "landed", "round": number, "records": added}
+
+
+def _owned(store: PgStore, conv: str, machine: str) -> tuple[str | None] | None:
+    """The conversation's row (its first pusher), or None when it is new; Refused (403) when another
+    machine pushed it first, or it was collected into the server's store."""
+    owner = store.db.execute("SELECT machine FROM conversations WHERE id = ?", (conv,)).fetchone()
+    if owner is not None and owner[0] != machine:
+        who = "collected on the server" if owner[0] is None else "pushed first by another machine"
+        raise Refused(403, f"conversation {conv[:12]} was {who}: a machine appends only to conversations it pushed first")
+    return owner  # type: ignore[no-any-return]
 
 
 def _landed(store: PgStore, conv: str, head: str) -> bool:

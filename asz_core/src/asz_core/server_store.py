@@ -17,6 +17,7 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -163,6 +164,10 @@ class ServerStore(Store):
 
     def round_records(self, conversation: str, number: int) -> Iterator[Any]:
         raise StoreError(f"{self.url} is read through a server: its rounds are not pushed from it")
+
+    @property
+    def runs_home(self) -> Path:
+        return self.path.parents[2]  # (ASZ_HOME: the caches are under ASZ_HOME/stores/<this store>/)
 
     def reader(self) -> ServerStore:
         return ServerStore(self.url, self.http.token)

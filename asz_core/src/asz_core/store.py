@@ -273,6 +273,12 @@ class Store:
                 self.db.execute("ROLLBACK")
             raise
 
+    @property
+    def runs_home(self) -> Path:
+        """The asz home a judge run of this store is written under (``runs/``): the SQLite file's
+        folder; for a store elsewhere (PostgreSQL, a server), ASZ_HOME."""
+        return self.path.parent
+
     def late_indexes(self) -> bool:
         """Whether a collect starting now builds the records' indexes once at its end (a store's
         first collect, its records table empty) rather than keep them up row by row."""

@@ -20,6 +20,7 @@ import hashlib
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -204,6 +205,10 @@ class PgStore(Store):
 
     def late_indexes(self) -> bool:
         return False  # (dropping an index would lock out every reader of a shared store)
+
+    @property
+    def runs_home(self) -> Path:
+        return self.path.parents[2]  # (ASZ_HOME: the caches are under ASZ_HOME/stores/<this store>/)
 
     def reader(self) -> PgStore:
         """Another connection to this store (a forked child's: a connection is never used across a fork)."""

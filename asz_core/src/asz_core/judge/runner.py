@@ -150,7 +150,7 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
         adapter = registry.runtime(w.conv.runtime)
     except AszError:
         adapter = None
-    path = run_dir_for(w.conv.id, Path(store.path).parent if getattr(store, "path", None) else None)
+    path = run_dir_for(w.conv.id, getattr(store, "runs_home", None) or (Path(store.path).parent if getattr(store, "path", None) else None))
     try:
         asz_version = version("asz-core")
     except PackageNotFoundError:
