@@ -89,13 +89,18 @@ def fig(xs: list[float]) -> str:
     return f"{statistics.median(xs):.2f} s (min {min(xs):.2f}, max {max(xs):.2f})"
 
 
+def common(ap: argparse.ArgumentParser) -> argparse.Namespace:
+    """The corpus and the PostgreSQL server, as both benchmarks take them."""
+    ap.add_argument("--corpus", type=Path, default=Path("/work/shared/corpus/claude-code"))
+    ap.add_argument("--postgres", default=os.environ.get("ASZ_TEST_POSTGRES") or "postgresql://postgres@127.0.0.1:5432/postgres")
+    return ap.parse_args()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=3)
     ap.add_argument("--copies", type=int, default=3)
-    ap.add_argument("--corpus", type=Path, default=Path("/work/shared/corpus/claude-code"))
-    ap.add_argument("--postgres", default=os.environ.get("ASZ_TEST_POSTGRES") or "postgresql://postgres@127.0.0.1:5432/postgres")
-    args = ap.parse_args()
+    args = common(ap)
     base = Path(tempfile.mkdtemp(prefix="asz-bench-push-"))
     try:
         folder = projects_folder(args.corpus, base / "claude", args.copies) / "projects"

@@ -34,7 +34,7 @@ import psycopg
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from push import ASZ, Database, start_server, token  # noqa: E402
+from push import ASZ, Database, common, start_server, token  # noqa: E402
 from vs_ccusage import projects_folder  # noqa: E402
 
 
@@ -64,9 +64,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=4)
     ap.add_argument("--limit", type=float, default=300)
-    ap.add_argument("--corpus", type=Path, default=Path("/work/shared/corpus/claude-code"))
-    ap.add_argument("--postgres", default=os.environ.get("ASZ_TEST_POSTGRES") or "postgresql://postgres@127.0.0.1:5432/postgres")
-    args = ap.parse_args()
+    args = common(ap)
     base = Path(tempfile.mkdtemp(prefix="asz-bench-load-"))
     db = Database(args.postgres, f"asz_bench_load_{os.getpid()}")
     server = None
