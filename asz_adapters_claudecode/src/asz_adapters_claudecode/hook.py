@@ -132,6 +132,17 @@ def handle(event: str, data: dict[str, Any]) -> None:
         stop(data)
 
 
+def _note(line: str) -> None:
+    """One line in hook.log (no traceback): what the hook chose not to do, and why."""
+    try:
+        d = home()
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "hook.log"), "a", encoding="utf-8") as f:
+            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {line}\n")
+    except Exception:  # noqa: BLE001 - never break the agent
+        pass
+
+
 def _log(exc: BaseException) -> None:
     try:
         import traceback
@@ -516,7 +527,38 @@ def _named(data: dict[str, Any]) -> str | None:
     key = EDIT_TOOLS.get(str(data.get("tool_name")))
     inp = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
     v = inp.get(key) if key else None
-    return v if isinstance(v, str) and v else None
+    # A NUL names no file a system call can reach (and breaks git's -z lists): not a path to look at.
+    return v if isinstance(v, str) and v and "\0" not in v else None
+
+
+SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".kube"})
+SECRET_NAMES = frozenset({".env", ".netrc", ".pgpass"})
+SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx")
+
+
+def is_secret(rel: str) -> bool:
+    """Whether a workspace file is one whose content is never copied (only its digest is
+    recorded): anything under ``.ssh``, ``.aws``, ``.gnupg``, ``.kube``; ``.env`` and ``.env.*``,
+    ``.netrc``, ``.pgpass``; ``id_*`` (SSH keys); ``*.pem``, ``*.key``, ``*.p12``, ``*.pfx``."""
+    parts = [p for p in rel.replace("\\", "/").split("/") if p]
+    if not parts:
+        return False
+    name = parts[-1].lower()
+    return (any(p in SECRET_DIRS for p in parts[:-1]) or name in SECRET_NAMES or name.startswith((".env.", "id_"))
+            or name.endswith(SECRET_SUFFIXES))
+
+
+def home_workspace(root: str) -> str | None:
+    """Why a workspace is not recorded when it is a home directory or holds one (its change
+    records would copy what lies in it: ~/.ssh, ~/.aws), else None."""
+    real = os.path.realpath(root)
+    homes = {os.path.realpath(h) for h in (os.environ.get("HOME"), os.path.expanduser("~")) if h}
+    for h in homes:
+        if h and h != os.sep and _inside(h, real.rstrip(os.sep) or os.sep):
+            return f"the workspace {root} is a home directory or holds one ({h})"
+    if real == os.sep or os.path.dirname(real) in ("/home", "/Users") or real in ("/home", "/Users", "/root"):
+        return f"the workspace {root} is a home directory or holds one"
+    return None
 
 
 def _rel(root: str, path: str) -> str:
@@ -586,6 +628,10 @@ def pre(data: dict[str, Any]) -> None:
         return
     cwd = str(data.get("cwd") or os.getcwd())
     root = git_root(cwd)
+    why = home_workspace(root or cwd)
+    if why is not None:  # nothing of it is read or copied: the call gets no change record
+        _note(f"not recorded: {why}")
+        return
     mine = os.path.abspath(home())
     state: dict[str, Any] = {"v": VERSION, "t": time.time(), "tool": data.get("tool_name"), "cwd": cwd,
                              "tool_use_id": tool_id, "agent_id": data.get("agent_id"),
@@ -616,7 +662,7 @@ def pre(data: dict[str, Any]) -> None:
         rel = _rel(root, named)
         if rel not in before:
             # A file matched by .gitignore is hashed, never copied (not even under ASZ_HOME).
-            secret = rel in _ignored(root, state["mode"], [rel])
+            secret = is_secret(rel) or rel in _ignored(root, state["mode"], [rel])
             before[rel] = _before_of(root, rel, keep=not secret)
         state["named"] = rel
     state["before"] = before
@@ -645,7 +691,7 @@ def _unpack(data: bytes) -> dict[str, Any]:
 
 
 def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder + os.sep)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _stat_of(path: str) -> list[Any] | None:
@@ -663,8 +709,12 @@ def _before_of(root: str, rel: str, keep: bool = True, cache: dict[str, Any] | N
 
     ``cache`` (path -> [size, mtime_ns, digest, blob]) spares reading a dirty file again at each
     call while its size and modification time stand."""
+    link = _link_of(root, rel)
+    if link is not None:
+        return link
     if _escapes(root, rel):
         return None
+    keep = keep and not is_secret(rel)  # a secret file: its digest, never its content
     path = os.path.join(root, rel)
     try:
         st = os.stat(path)
@@ -683,6 +733,21 @@ def _before_of(root: str, rel: str, keep: bool = True, cache: dict[str, Any] | N
         cache[path] = [size, st.st_mtime_ns, digest, blob]
         cache["\0changed"] = True
     return [digest, size, blob, st.st_mtime_ns]
+
+
+def _link_of(root: str, rel: str) -> list[Any] | None:
+    """A symbolic link in the workspace (by its own name) as its own content: the digest of its
+    target's text (as git stores a link), so an untouched link is unchanged at every call wherever
+    it points; None for anything else."""
+    path = os.path.normpath(os.path.join(root, rel))
+    if not _inside(path, os.path.normpath(root)) or not os.path.islink(path):
+        return None
+    try:
+        target = os.fsencode(os.readlink(path))
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return ["sha256:" + sha256(target).hexdigest(), len(target), None, st.st_mtime_ns]
 
 
 def _digests_path(session: str) -> str:
@@ -885,7 +950,7 @@ def _change_line(data: dict[str, Any], state: dict[str, Any], status: str) -> by
     files = []
     ignored = _ignored(root, state.get("mode"), list(candidates))
     for rel in sorted(candidates):
-        f = _file_change(root, rel, candidates[rel], rel in ignored)
+        f = _file_change(root, rel, candidates[rel], rel in ignored, rel == state.get("named"))
         if f is not None:
             files.append(f)
     rec["files"], rec["cut"] = files, False
@@ -930,7 +995,7 @@ def _git_blobs(root: str, specs: dict[str, str]) -> dict[str, Any]:
         pos += size + 1
         digest = "sha256:" + sha256(content).hexdigest()
         blob = None
-        if size <= TEXT_MAX and not _binary(content):
+        if size <= TEXT_MAX and not is_secret(rel) and not _binary(content):
             d = _blob_dir()
             dst = os.path.join(d, digest[7:])
             if not os.path.exists(dst):
@@ -953,10 +1018,23 @@ def _ignored(root: str, mode: Any, rels: list[str]) -> set[str]:
     return {r for r in inside if m(r)}
 
 
-def _file_change(root: str, rel: str, before: Any, ignored: bool) -> dict[str, Any] | None:
+def _file_change(root: str, rel: str, before: Any, ignored: bool, named: bool = False) -> dict[str, Any] | None:
     path = rel if os.path.isabs(rel) else os.path.join(root, rel)
+    link = None if os.path.isabs(rel) else _link_of(root, rel)
+    if link is not None:  # a link: changed only when where it points changed; never followed
+        b_digest = before[0] if isinstance(before, list) else None
+        if before != "?" and b_digest == link[0] and not named:
+            return None  # an untouched link (an untracked one is in every git status): no phantom
+        if _escapes(root, rel):
+            return {"path": rel, "outside": True}  # named, never read: no digest, no diff
+        if before != "?" and b_digest == link[0]:
+            return None
+        return {"path": rel, "kind": "added" if b_digest is None else "modified", "link": True,
+                "before": b_digest, "after": link[0]}
     if _escapes(root, rel):
         return {"path": rel, "outside": True}  # named, never read: no digest, no diff
+    if is_secret(rel):
+        ignored = True  # a secret file: named and hashed, its content never read into a record
     if isinstance(before, list) and before[0] == "?stat":
         try:
             st = os.stat(path)
