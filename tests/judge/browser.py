@@ -141,3 +141,78 @@ def figures(html: str) -> Figures:
     f = Figures()
     f.feed(html)
     return f
+
+
+# --- a page at a given width, through chromedriver ------------------------------------------------
+
+class Page:
+    """One page opened in headless Chromium through chromedriver's WebDriver protocol (plain HTTP
+    on 127.0.0.1, no client library), its viewport emulated at exactly ``width`` CSS pixels (a
+    headless window cannot be made narrower than about 500): run a script in it, take a
+    screenshot. Every request is bounded; chromedriver is stopped at the end."""
+
+    def __init__(self, url: str, width: int, height: int = 1600) -> None:
+        self.url, self.width, self.height = url, width, height
+
+    def __enter__(self) -> Page:
+        import socket
+        import time
+
+        driver = shutil.which("chromedriver")
+        if not driver:
+            pytest.skip("no chromedriver: install Debian's chromium-driver (.ci/run does)")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self._profile = tempfile.TemporaryDirectory(prefix="asz-chromedriver-")
+        self._proc = subprocess.Popen([driver, f"--port={port}", "--allowed-ips=127.0.0.1"], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, env={**os.environ, "HOME": self._profile.name})
+        self._base = f"http://127.0.0.1:{port}"
+        for _ in range(100):  # up to 10 s for it to listen
+            try:
+                self._call("GET", "/status")
+                break
+            except OSError:
+                time.sleep(0.1)
+        opts = {"binary": chromium(), "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                                               "--hide-scrollbars", f"--user-data-dir={self._profile.name}/p"],
+                "mobileEmulation": {"deviceMetrics": {"width": self.width, "height": self.height, "pixelRatio": 1,
+                                                      "touch": self.width < 600, "mobile": self.width < 600}}}
+        got = self._call("POST", "/session", {"capabilities": {"alwaysMatch": {"goog:chromeOptions": opts}}})
+        self._session = f"/session/{got['value']['sessionId']}"
+        self._call("POST", self._session + "/url", {"url": self.url})
+        return self
+
+    def _call(self, method: str, path: str, body: object = None) -> dict:
+        import json
+        import urllib.request
+
+        req = urllib.request.Request(self._base + path, method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return json.loads(r.read() or b"{}")
+
+    def run(self, script: str) -> object:
+        """The value of ``script`` (a function body: ``return …``) in the page."""
+        return self._call("POST", self._session + "/execute/sync", {"script": script, "args": []})["value"]
+
+    def screenshot(self, out: Path) -> Path:
+        import base64
+
+        out.write_bytes(base64.b64decode(self._call("GET", self._session + "/screenshot")["value"]))
+        return out
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if getattr(self, "_session", None):
+                self._call("DELETE", self._session)
+        except OSError:
+            pass
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._profile.cleanup()

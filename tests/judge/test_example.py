@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from asz_core.judge import runner
 
@@ -77,3 +81,27 @@ def test_the_example_script_answers_the_achievement_stage(store: Any) -> None:
     out = con.export_text()
     assert "achievement: 2 of 2 targets judged: 1 achieved, 1 unverified" in out
     assert "t2.c3 not_captured" in out and "observed_result" in out
+
+
+def test_kit_example_prints_the_runs_summary_and_where_the_report_is(tmp_path: Path) -> None:
+    """kit/example, run as a person runs it: short (the run's summary and where report.html is, not
+    every table), and a scripted evaluator's rate said once, at the end."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".venv" / "bin" / "asz").exists():
+        pytest.skip("no .venv/bin/asz: kit/setup makes it")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASZ_")}
+    env.update(ASZ_HOME=str(tmp_path / "home"), COLUMNS="100", NO_COLOR="1")
+    # kit/example's commands after kit/install-asz (which only installs)
+    lines = [ln for ln in (root / "kit" / "example").read_text().splitlines() if ln.startswith(".venv/bin/asz ")]
+    assert len(lines) == 2, lines  # collect, then judge --brief
+    out, err = "", ""
+    for ln in lines:
+        r = subprocess.run(ln.split(), cwd=root, env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        out, err = out + r.stdout, err + r.stderr
+    assert len(out.splitlines()) < 60, out
+    assert re.search(r"^report .*report\.html$", out, re.M) and re.search(r"achievement \d\.\d\d", out)
+    assert "┃ stage " not in out and "┃ input " not in out  # no stage table, no inputs table
+    assert err.count("tokens/min") == 1 and "run closed" in err[err.index("tokens/min") - 300:]

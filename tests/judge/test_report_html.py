@@ -29,7 +29,9 @@ def example_run(store: Any) -> Path:
 
 
 def shown_amount(a: dict[str, Any]) -> tuple[str | None, str]:
-    return (None if a["money"] is None else f"${a['money']}"), f"{a['tokens']:,}"
+    from asz_core.judge.report_html import money
+
+    return (None if a["money"] is None else money(a["money"])), f"{a['tokens']:,}"
 
 
 def test_the_report_is_one_file_that_fetches_nothing(example_run: Path) -> None:
@@ -103,3 +105,126 @@ def test_criteria_citations_open_the_cited_steps_text(conv_store: Any, tmp_path:
     text = build(conv_store, SESSION).conv.step("s224").text
     assert text and text[:60].split("\n")[0] in html.replace("&quot;", '"').replace("&#x27;", "'")
     assert "the build failed" in html  # the achievement stage's own finding
+
+
+# --- issue 27: a report that answers at a glance ----------------------------------------------------
+
+SUMMARY_JS = """
+var out={figures:{},exact:{},bars:{},labels:[],ticks:[],spans:[],details:[]};
+document.querySelectorAll('[data-figure]').forEach(function(e){out.figures[e.dataset.figure]=e.textContent.trim();
+  if(e.dataset.exact!==undefined){out.exact[e.dataset.figure]=e.dataset.exact;}});
+document.querySelectorAll('[data-picture="cost-bars"] rect').forEach(function(r){
+  out.bars[r.dataset.target]=(out.bars[r.dataset.target]||0)+parseFloat(r.getAttribute('width'));
+  out.labels.push([r.dataset.target,r.dataset.label,parseFloat(r.getAttribute('width'))]);});
+document.querySelectorAll('[data-picture="timeline"] text.tick, [data-picture="spend"] text.tick').forEach(function(t){
+  out.ticks.push(t.closest('svg').dataset.picture+' '+t.textContent);});
+document.querySelectorAll('[data-picture="spend"] rect[data-span]').forEach(function(r){out.spans.push(r.dataset.span);});
+document.querySelectorAll('details').forEach(function(d){out.details.push([d.id||d.className,d.open]);});
+var d=document.documentElement; out.scroll=d.scrollWidth; out.view=d.clientWidth;
+out.failed=document.querySelectorAll('[data-failed]').length; out.ready=document.body.dataset.ready;
+return out;
+"""
+
+
+def _edge_is_background(png: Path, columns: int = 6) -> float:
+    """The part of the screenshot's rightmost columns that is the page's background: content cut
+    off at the right edge (a page wider than the screen) paints into them."""
+    w, h, rows = browser.png_pixels(png.read_bytes())
+    bpp = len(rows[0]) // w
+    bg = rows[2][(w - 1) * bpp:(w - 1) * bpp + 3]
+    same = sum(1 for r in rows for x in range(w - columns, w) if r[x * bpp:x * bpp + 3] == bg)
+    return same / (h * columns)
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_summary_and_pictures_at_a_phone_and_a_desk(example_run: Path, tmp_path: Path, width: int) -> None:
+    from decimal import Decimal
+
+    from asz_core.judge.report_html import money
+
+    st = json.loads((example_run / "close.json").read_text())["statement"]
+    with browser.Page((example_run / "report.html").as_uri(), width) as page:
+        got = page.run(SUMMARY_JS)
+        png = page.screenshot(tmp_path / f"report-{width}.png")
+    assert got["ready"] == "1"
+    # nothing cut off: the page is no wider than the screen, and nothing is drawn at its right edge
+    assert got["view"] == width and got["scroll"] <= width, (got["scroll"], width)
+    assert _edge_is_background(png) > 0.995
+    n, inked = browser.colours(png)
+    assert n >= 32 and inked > 0.02
+    # the summary's figures, read from the page, are close.json's
+    f, exact = got["figures"], got["exact"]
+    for t in st["targets"]:
+        s, c = f"summary.{t['id']}", t["cost"]
+        assert exact[s + ".cost"] == c["total"]["money"] and f[s + ".cost"] == money(c["total"]["money"])
+        assert exact[s + ".avoidable"] == c["avoidable"]["money"] and f[s + ".avoidable"] == money(c["avoidable"]["money"])
+        assert f[s + ".time"] == f"{t['times']['observed_seconds']:.0f} s"
+        assert f[s + ".rework"] == str(len(t["outcome"]["rework"]))
+        shown = Decimal(f[s + ".cost"].lstrip("$"))
+        assert abs(shown - Decimal(c["total"]["money"])) <= Decimal("0.005")  # cents
+    for k in ("achievement", "efficiency", "coverage", "delivered"):
+        assert f[f"scores.{k}"] == st["scores"][k]["rounded"]
+    # every target's bar to one scale: its length over the longest is its cost over the largest
+    costs = {t["id"]: Decimal(t["cost"]["total"]["money"]) for t in st["targets"]}
+    top_id = max(costs, key=costs.get)
+    for tid, c in costs.items():
+        assert got["bars"][tid] / got["bars"][top_id] == pytest.approx(float(c / costs[top_id]), rel=1e-3)
+    for tid, label, w in got["labels"]:
+        part = Decimal(next(t for t in st["targets"] if t["id"] == tid)["cost"]["by_label"][label]["money"])
+        assert w / got["bars"][top_id] == pytest.approx(float(part / costs[top_id]), rel=1e-3)
+    # the avoidable share by cause, of all the targets' cost
+    whole = sum(costs.values())
+    for cause in ("main_agent", "subtask", "unknown"):
+        part = sum(Decimal(t["cost"]["avoidable_by_cause"][cause]["money"]) for t in st["targets"])
+        assert f[f"avoidable.{cause}"] == f"{float(part / whole):.1%}"
+    # time axes under the timeline and the cost over time; each target's spans drawn
+    assert any(x.startswith("timeline ") for x in got["ticks"]) and any(x.startswith("spend ") for x in got["ticks"])
+    assert set(got["spans"]) == {t["id"] for t in st["targets"] if t["times"]["observed"]}
+    # long lists folded until asked for
+    assert got["details"] and not any(is_open for _, is_open in got["details"])
+    assert got["failed"] == 0
+
+
+def test_money_is_shown_to_one_precision() -> None:
+    from asz_core.judge.report_html import money
+
+    assert [money(x) for x in ("0.080241", "12.3456", "0", "0.0022761", "0.000012345", None, "1234.5")] == [
+        "$0.08", "$12.35", "$0.00", "$0.002276", "$1.234e-05", "—", "$1,234.50"]
+
+
+def test_paths_are_shown_from_the_workspace(example_run: Path) -> None:
+    html = (example_run / "report.html").read_text()
+    run = json.loads((example_run / "run.json").read_text())
+    ops = [o for t in json.loads((example_run / "close.json").read_text())["statement"]["targets"] for o in t["operations"]]
+    assert ops and all(o.get("path") for o in ops)
+    from asz_core.judge.report_html import _relative
+
+    project = next(o["path"] for o in ops).rsplit("/invoicer/", 1)[0]
+    for o in ops:
+        rel = _relative(o["path"], project)
+        assert not rel.startswith("/") and f'>{rel}</td>' in html, (o["path"], run.get("conversation"))
+    assert f"paths from {project}" in html
+
+
+def test_a_failed_stage_is_said_once_with_what_to_do(store: Any, tmp_path: Path) -> None:
+    from asz_core.collect import collect
+
+    from .conftest import entry, inputs_of, judge, plain_answer
+
+    collect([ROOT / "examples" / "claude-code"], store)
+    cid = "5e1f0c2a-7b3d-4c8e-9a61-0d2f4b8c9e13"
+    # the script answers the targets call only: the achievement stage fails
+    res, _ = judge(store, tmp_path, cid, [entry(plain_answer(inputs_of(store, cid)))], stages=None)
+    html = (res.path / "report.html").read_text()
+    failed = [s for s, v in res.stages.items() if v == "failed"]
+    assert failed
+    from html import escape
+
+    for s in failed:
+        reason = json.loads((res.path / "stages" / f"{s}.json").read_text())["reason"]
+        assert html.count(escape(reason, quote=True)) == 1, s  # its reason said once, not again among the notes
+        assert html.count(f"the {s} stage failed") == 1, s
+        assert html.count(f'data-failed="{s}"') == 1 and "judge again" in html
+    with browser.Page((res.path / "report.html").as_uri(), 390) as page:
+        got = page.run(SUMMARY_JS)
+    assert got["failed"] == len(failed) and got["scroll"] <= 390

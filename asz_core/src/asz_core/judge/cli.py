@@ -58,6 +58,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         show: Annotated[Optional[str], typer.Option("-show", "--show", help="Render a run: its directory, id or id prefix.")] = None,
         json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
         html: Annotated[bool, typer.Option("--html", help="With -show: write the run's report.html again (a run stopped before it was written has none).")] = False,
+        brief: Annotated[bool, typer.Option("--brief", help="Print only the run's summary (its scores, each target's class, cost and time) and where report.html is; `asz judge -show RUN` prints every table.")] = False,
         goals: Annotated[Optional[Path], typer.Option("--goals", help="The person's label file (goals: a list of goals in your words): regrouped once the run closes, never shown to its stages.")] = None,
         all_: Annotated[bool, typer.Option("--all", help="Queue a run of every conversation the filters keep, at its current head, for the team's workers (`asz worker`); needs the team database ($ASZ_JOBS).")] = False,
         since: Annotated[Optional[str], typer.Option("--since", help="With --all: conversations active from this date or time on (2025-01-31, yesterday, 7d).")] = None,
@@ -135,7 +136,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
             emit(d, True)
         else:
             out.print(f"run {escape(str(result.path))}", soft_wrap=True, highlight=False)
-            emit(judge_report.run_text(d), False)
+            emit(judge_report.summary_text(d) if brief else judge_report.run_text(d), False)
             if (result.path / "report.html").is_file():
                 out.print(f"report {escape(str(result.path / 'report.html'))}", soft_wrap=True, highlight=False)
         failed = runner.failures(result.path)

@@ -106,12 +106,20 @@ def tokens(c: Consumed) -> int:
     return c.input + c.output + c.cache_read + c.cache_write
 
 
-def consumed_line(c: Consumed, seconds: float) -> str:
+def failed_stage_line(name: str, reason: str | None, path: Path) -> str:
+    """A failed stage said once, plainly, with what to do (`asz judge`'s error line and report.html)."""
+    return (f"the {name} stage failed: {reason or 'no reason was given'}. Each attempt's prompt, answer and stderr "
+            f"are in {path / 'calls' / name}; fix what the reason says (or give another evaluator: "
+            f"--stage-evaluator {name}=NAME) and judge again.")
+
+
+def consumed_line(c: Consumed, seconds: float, rate: bool = True) -> str:
+    """What a stage (or a run) consumed; ``rate``: with its tokens a minute (said once, for the run)."""
     mins = max(seconds, 1e-9) / 60
     s = (f"{c.requests} request{'' if c.requests == 1 else 's'}" + (f" (+{c.unknown_requests} whose usage was never said)" if c.unknown_requests else "")
          + f"; in {c.input:,} · out {c.output:,} · cache read {c.cache_read:,} · cache write {c.cache_write:,}"
          + f"; {seconds:.1f} s")
-    if seconds > 0:
+    if seconds > 0 and rate:
         s += f"; {(c.input + c.cache_read + c.cache_write) / mins:,.0f} input-side and {c.output / mins:,.0f} output tokens/min"
     return s
 

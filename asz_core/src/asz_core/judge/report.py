@@ -29,6 +29,22 @@ def _tok(c: dict[str, Any]) -> str:
     return s
 
 
+def summary_text(d: dict[str, Any]) -> Group:
+    """A run in brief (``asz judge --brief``): what it judged, then its final statement (scores,
+    each target's class, cost, time), or why there is none; every table is ``run_text``'s."""
+    run, close = d["run"] or {}, d["close"]
+    parts: list[Any] = [Text.assemble((f"run {run.get('run')}", "bold"), f"  conversation {str(run.get('conversation'))[:8]} ",
+                                      f"({run.get('runtime')}) at {run.get('head')}  window {run.get('window')}")]
+    if close and close.get("statement"):
+        from .statement_text import statement_text
+
+        parts.append(statement_text(close["statement"]))
+    elif close and close.get("error"):
+        parts.append(Text(f"no final statement: {close['error']}", style="red"))
+    parts.append(Text(f"every table of the run: asz judge -show {run.get('run')}", style="dim"))
+    return Group(*parts)
+
+
 def run_text(d: dict[str, Any]) -> Group:
     """A run read with :func:`asz_core.judge.runner.read_run`, for the terminal."""
     run, stages, close = d["run"] or {}, d["stages"], d["close"]

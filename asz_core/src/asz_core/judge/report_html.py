@@ -16,6 +16,7 @@ from typing import Any
 
 from ..records import USAGE_TYPES
 from .close import parse_time as _t
+from .context import failed_stage_line
 from .outcomes import not_judged
 
 LABEL_COLOURS = {
@@ -42,18 +43,27 @@ a.cite{font-family:ui-monospace,Menlo,monospace;font-size:12px;background:#eef3f
 .step{display:none;background:#fff;border:1px solid var(--line);border-left:4px solid #4a78c2;border-radius:6px;padding:10px 12px;margin:8px 0}
 .step:target,.step.open{display:block}.step pre{white-space:pre-wrap;word-break:break-word;margin:6px 0 0;max-height:420px;overflow:auto}
 .note{color:#8a5a00}svg text{font:11px system-ui,sans-serif;fill:#333}
+.scroll{overflow-x:auto;max-width:100%}.pic{width:100%;height:auto;display:block}
+.failed{background:#fdecea;border:1px solid #e8b4ae;border-radius:8px;padding:10px 14px;margin:12px 0;color:#7a1c12}
+details>summary{cursor:pointer;color:var(--dim);margin:6px 0}td.wrap{word-break:break-word}
+@media (max-width:640px){main{padding:12px}.cards{gap:8px}.card{min-width:0;flex:1 1 140px;padding:8px 10px}
+.card .big{font-size:20px}h1{font-size:17px;word-break:break-all}td,th{padding:3px 4px}}
 """
 
 SCRIPT = """
 (function(){
   function show(id){
     document.querySelectorAll('.step.open').forEach(function(e){e.classList.remove('open')});
-    var e=document.getElementById(id); if(e&&e.classList.contains('step')){e.classList.add('open');}
+    var e=document.getElementById(id); if(e&&e.classList.contains('step')){e.classList.add('open');
+      for(var p=e.parentElement;p;p=p.parentElement){if(p.tagName==='DETAILS'){p.open=true;}}}
   }
   document.addEventListener('click',function(ev){
     var a=ev.target.closest&&ev.target.closest('a.cite'); if(a){show(a.getAttribute('href').slice(1));}
   });
   if(location.hash){show(location.hash.slice(1));}
+  function fits(){var d=document.documentElement;document.body.dataset.scrollWidth=d.scrollWidth;
+    document.body.dataset.viewWidth=d.clientWidth;}
+  fits();window.addEventListener('resize',fits);
   document.body.dataset.ready='1';
 })();
 """
@@ -64,7 +74,21 @@ def _e(x: Any) -> str:
 
 
 def money(m: Any) -> str:
-    return "—" if m is None else f"${m}"
+    """Money as the page shows it, one precision throughout: cents, or four significant digits
+    below a cent (never $0.00 for what cost something). close.json keeps it exact."""
+    from decimal import Decimal, InvalidOperation
+
+    if m is None:
+        return "—"
+    try:
+        d = Decimal(str(m))
+    except InvalidOperation:
+        return f"${m}"
+    if d == 0:
+        return "$0.00"
+    if abs(d) >= Decimal("0.01"):
+        return f"${d.quantize(Decimal('0.01')):,}"
+    return f"${float(d):.4g}" if abs(d) >= Decimal("1e-6") else f"${float(d):.4e}"
 
 
 def amount(a: dict[str, Any] | None, fig: str) -> str:
@@ -72,7 +96,7 @@ def amount(a: dict[str, Any] | None, fig: str) -> str:
     if not a:
         return "—"
     m = a.get("money")
-    s = (f'<span data-figure="{_e(fig)}.money">{_e(money(m))}</span> · ' if m is not None else
+    s = (f'<span data-figure="{_e(fig)}.money" data-exact="{_e(m)}" title="${_e(m)}">{_e(money(m))}</span> · ' if m is not None else
          f'<span class="dim">unpriced ({a.get("unpriced", 0)} calls)</span> · ')
     return s + f'<span data-figure="{_e(fig)}.tokens">{a.get("tokens", 0):,}</span> tokens'
 
@@ -98,7 +122,8 @@ def bar(by_label: dict[str, dict[str, Any]], unit: str, width: int = 520) -> str
         parts.append(f'<rect x="{x:.2f}" y="0" width="{w:.2f}" height="16" fill="{LABEL_COLOURS.get(k, "#999")}">'
                      f'<title>{_e(k)}: {v:g}</title></rect>')
         x += w
-    return f'<svg width="{width}" height="16" role="img" aria-label="cost by label">{"".join(parts)}</svg>'
+    return (f'<svg class="pic" viewBox="0 0 {width} 16" preserveAspectRatio="none" style="height:16px;max-width:{width}px" '
+            f'role="img" aria-label="cost by label">{"".join(parts)}</svg>')
 
 
 def timeline(rows: list[dict[str, Any]], width: int = 1040) -> str:
@@ -132,7 +157,187 @@ def timeline(rows: list[dict[str, Any]], width: int = 1040) -> str:
                            f'<title>{_e(s["stream"])} ({_e(s["key"])}): {_e(s["start"])} – {_e(s["end"])}</title></rect>')
             y += 14
         y += 4
-    return f'<svg width="{width}" height="{y}" role="img" aria-label="timeline">{"".join(out)}</svg>'
+    out += _axis(lo, hi, left, usable, y + 4)
+    return f'<svg width="{width}" height="{y + 40}" role="img" aria-label="timeline" data-picture="timeline">{"".join(out)}</svg>'
+
+
+# --- the summary and the pictures ------------------------------------------------------------------
+
+CAUSE_COLOURS = {"main_agent": "#e25b45", "subtask": "#a44d8c", "unknown": "#d9a13b"}
+CAUSES = (("main_agent", "main agent"), ("subtask", "sub-task"), ("unknown", "cause unknown"))
+
+
+def _value(a: dict[str, Any] | None, unit: str) -> float:
+    """A cost's size in the run's unit (money, or tokens where a call is unpriced)."""
+    if not a:
+        return 0.0
+    v = a.get("money") if unit == "money" else a.get("tokens")
+    try:
+        return float(v or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _short(a: dict[str, Any] | None, unit: str, fig: str) -> str:
+    """A cost in one figure: its money (tokens where it is unpriced)."""
+    if not a:
+        return "—"
+    m = a.get("money")
+    if unit == "money" and m is not None:
+        return f'<span data-figure="{_e(fig)}" data-exact="{_e(m)}" title="${_e(m)}">{_e(money(m))}</span>'
+    return f'<span data-figure="{_e(fig)}" data-exact="{_e(a.get("tokens", 0))}">{a.get("tokens", 0):,} tokens</span>'
+
+
+def summary(st: dict[str, Any], unit: str) -> str:
+    """One row per target: how it ended, what it cost, the avoidable part, its time and rework."""
+    ts = st.get("targets", [])
+    if not ts:
+        return '<p class="dim">no target</p>'
+    rows = []
+    for t in ts:
+        o, c, f = t["outcome"], t["cost"], f"summary.{t['id']}"
+        rw = o.get("rework") or []
+        rows.append(
+            f'<tr data-summary="{_e(t["id"])}"><td class="mono">{_e(t["id"])}</td><td>{_badge(o.get("class"))}</td>'
+            f'<td>{_e(o.get("level"))}</td><td class="num">{_short(c["total"], unit, f + ".cost")}</td>'
+            f'<td class="num">{_short(c["avoidable"], unit, f + ".avoidable")}</td>'
+            f'<td class="num"><span data-figure="{f}.time">{_secs(t["times"].get("observed_seconds"))}</span></td>'
+            f'<td class="num"><span data-figure="{f}.rework">{len(rw)}</span>'
+            + (f' · {_short(o.get("rework_cost"), unit, f + ".rework_cost")}' if rw else "") + "</td></tr>")
+    return ('<div class="scroll"><table class="summary"><tr><th>target</th><th>class</th><th>level</th><th>cost</th>'
+            '<th>avoidable</th><th>time</th><th>rework</th></tr>' + "".join(rows) + "</table></div>")
+
+
+def cost_bars(st: dict[str, Any], unit: str, width: int = 1000) -> str:
+    """Each target's cost as a bar, all to one scale, split by label."""
+    ts = st.get("targets", [])
+    top = max((_value(t["cost"]["total"], unit) for t in ts), default=0.0)
+    if top <= 0:
+        return '<p class="dim">no cost to draw</p>'
+    left, usable, out, y = 60, width - 160, [], 0
+    for t in ts:
+        total = _value(t["cost"]["total"], unit)
+        x = float(left)
+        out.append(f'<text x="0" y="{y + 14}">{_e(t["id"])}</text>')
+        for k, v in t["cost"].get("by_label", {}).items():
+            w = usable * _value(v, unit) / top
+            if w <= 0:
+                continue
+            out.append(f'<rect data-target="{_e(t["id"])}" data-label="{_e(k)}" x="{x:.2f}" y="{y}" width="{w:.2f}" height="18" '
+                       f'fill="{LABEL_COLOURS.get(k, "#999")}"><title>{_e(t["id"])} {_e(k)}: '
+                       f'{_e(money(v.get("money")) if unit == "money" else v.get("tokens"))}</title></rect>')
+            x += w
+        shown = money(t["cost"]["total"].get("money")) if unit == "money" else f'{t["cost"]["total"].get("tokens", 0):,}'
+        out.append(f'<text x="{left + usable * total / top + 6:.1f}" y="{y + 14}">{_e(shown)}</text>')
+        y += 26
+    return (f'<svg class="pic" viewBox="0 0 {width} {y}" role="img" aria-label="cost of each target by label, one scale" '
+            f'data-picture="cost-bars">{"".join(out)}</svg>')
+
+
+def _ticks(lo: Any, hi: Any, most: int = 6) -> list[Any]:
+    """Round instants between ``lo`` and ``hi`` for a time axis, at most ``most``."""
+    import datetime as dt
+
+    span = (hi - lo).total_seconds()
+    for step in (1, 5, 10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800):
+        if span / step <= most:
+            break
+    first = dt.datetime.fromtimestamp((int(lo.timestamp()) // step + 1) * step, tz=dt.UTC)
+    out, t = [], first
+    while t <= hi and len(out) < most + 1:
+        out.append(t)
+        t += dt.timedelta(seconds=step)
+    return out
+
+
+def _axis(lo: Any, hi: Any, x0: float, usable: float, y: float) -> list[str]:
+    """A time axis under a picture: a line and round instants labelled (UTC)."""
+    span = max((hi - lo).total_seconds(), 1.0)
+    fmt = "%m-%d %H:%M" if span > 86400 else "%H:%M:%S" if span < 300 else "%H:%M"
+    out = [f'<line x1="{x0}" y1="{y}" x2="{x0 + usable}" y2="{y}" stroke="#999"/>']
+    for t in _ticks(lo, hi):
+        x = x0 + usable * (t - lo).total_seconds() / span
+        out.append(f'<line x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 4}" stroke="#999"/>'
+                   f'<text class="tick" x="{x:.1f}" y="{y + 16}" text-anchor="middle">{t.strftime(fmt)}</text>')
+    out.append(f'<text x="{x0 + usable}" y="{y + 30}" text-anchor="end">time (UTC)</text>')
+    return out
+
+
+def spend_over_time(spend: list[dict[str, Any]], st: dict[str, Any], unit: str, width: int = 1000) -> str:
+    """What the conversation had cost so far, across its talks (each talk's cost spread over its
+    span), with each target's observed spans as bands under it."""
+    pts = [t for r in spend for t in (_t(r["start"]), _t(r["end"])) if t]
+    ts = st.get("targets", [])
+    pts += [t for x in ts for sp in x["times"].get("observed") or [] for t in (_t(sp.get("start")), _t(sp.get("end"))) if t]
+    total = sum(_value(r, unit) for r in spend)
+    if not pts or total <= 0:
+        return '<p class="dim">no cost with a recorded time to draw</p>'
+    lo, hi = min(pts), max(pts)
+    span = max((hi - lo).total_seconds(), 1.0)
+    left, usable, height = 60, width - 80, 160
+
+    def X(t: Any) -> float:
+        return left + usable * (t - lo).total_seconds() / span
+
+    def Y(v: float) -> float:
+        return 8 + height * (1 - v / total)
+
+    line, cum = [f"{left:.1f},{Y(0):.1f}"], 0.0
+    for r in sorted(spend, key=lambda r: r["start"] or ""):
+        a, b = _t(r["start"]), _t(r["end"])
+        if a is None or b is None:
+            continue
+        line.append(f"{X(a):.1f},{Y(cum):.1f}")
+        cum += _value(r, unit)
+        line.append(f"{X(b):.1f},{Y(cum):.1f}")
+    line.append(f"{left + usable:.1f},{Y(cum):.1f}")
+    top_label = money(f"{total:.6f}") if unit == "money" else f"{int(total):,} tokens"
+    out = [f'<text x="0" y="14">{_e(top_label)}</text><text x="0" y="{Y(0):.0f}">0</text>',
+           f'<polyline points="{" ".join(line)}" fill="none" stroke="#4a78c2" stroke-width="2"/>']
+    y = height + 20
+    for x in ts:
+        out.append(f'<text x="0" y="{y + 10}">{_e(x["id"])}</text>')
+        for sp in x["times"].get("observed") or []:
+            a, b = _t(sp.get("start")), _t(sp.get("end"))
+            if a is not None and b is not None:
+                out.append(f'<rect data-span="{_e(x["id"])}" x="{X(a):.1f}" y="{y}" width="{max(X(b) - X(a), 2):.1f}" height="12" '
+                           f'fill="{CLASS_COLOURS.get(x["outcome"].get("class") or "", "#777")}"><title>{_e(x["id"])}: '
+                           f'{_e(sp.get("start"))} – {_e(sp.get("end"))}</title></rect>')
+        y += 18
+    out += _axis(lo, hi, left, usable, y + 4)
+    return (f'<svg class="pic" viewBox="0 0 {width} {y + 40}" role="img" aria-label="cost over time with the targets\' spans" '
+            f'data-picture="spend">{"".join(out)}</svg>')
+
+
+def avoidable_share(st: dict[str, Any], unit: str, width: int = 1000) -> str:
+    """The avoidable part of the targets' cost by who caused it, as one bar of the whole."""
+    ts = st.get("targets", [])
+    total = sum(_value(t["cost"]["total"], unit) for t in ts)
+    if total <= 0:
+        return '<p class="dim">no cost to share</p>'
+    parts = [(k, label, sum(_value(t["cost"]["avoidable_by_cause"].get(k), unit) for t in ts)) for k, label in CAUSES]
+    x, out, legend = 0.0, [], []
+    for k, label, v in parts:
+        w = width * v / total
+        if w > 0:
+            out.append(f'<rect data-cause="{k}" x="{x:.2f}" y="0" width="{w:.2f}" height="22" fill="{CAUSE_COLOURS[k]}"/>')
+        x += w
+        shown = money(f"{v:.6f}") if unit == "money" else f"{int(v):,} tokens"
+        legend.append(f'<span><i style="background:{CAUSE_COLOURS[k]}"></i>{_e(label)} '
+                      f'<b data-figure="avoidable.{k}">{v / total:.1%}</b> ({_e(shown)})</span>')
+    out.append(f'<rect x="{x:.2f}" y="0" width="{max(width - x, 0):.2f}" height="22" fill="#dfe6df"/>')
+    legend.append('<span><i style="background:#dfe6df"></i>not avoidable or not reviewed</span>')
+    return (f'<svg class="pic" viewBox="0 0 {width} 22" preserveAspectRatio="none" style="height:22px" role="img" '
+            f'aria-label="avoidable share by cause" data-picture="avoidable">{"".join(out)}</svg>'
+            f'<div class="legend">{"".join(legend)}</div>')
+
+
+def _relative(path: str | None, project: str | None) -> str | None:
+    """A file's path from the workspace (the project the runtime recorded) when it is inside it."""
+    if not path or not project:
+        return path
+    root = project.rstrip("/\\") + "/"
+    return path[len(root):] if path.startswith(root) else path
 
 
 def render(m: dict[str, Any]) -> str:
@@ -145,10 +350,13 @@ def render(m: dict[str, Any]) -> str:
     h.append(f'<h1>asz judge · {_e(str(run.get("conversation"))[:8])} at {_e(run.get("head"))}</h1>')
     h.append(f'<div class="dim">run {_e(run.get("run"))} · {_e(run.get("runtime"))} · window {_e(run.get("window"))} · '
              f'prices {_e(run.get("prices", {}).get("name"))} · kit {_e(str(run.get("kit"))[:12])}</div>')
+    failed = [n for n, sf in (m.get("stages") or {}).items() if (sf or {}).get("status") == "failed"]
+    for n in failed:  # said once, here, with what to do
+        h.append(f'<div class="failed" data-failed="{_e(n)}">{_e(failed_stage_line(n, m["stages"][n].get("reason"), Path(m["path"])))}</div>')
     if close.get("error"):
-        h.append(f'<p class="note">No final statement: {_e(close["error"])}</p>')
+        h.append(f'<p class="failed">No final statement: {_e(close["error"])}</p>')
     h.append('<div class="cards">')
-    for k, title in (("achievement", "achievement"), ("efficiency", "efficiency"), ("coverage", "reviewed"),
+    for k, title in (("achievement", "achievement"), ("efficiency", "efficiency"), ("coverage", "coverage"),
                      ("delivered", "delivered")):
         s = sc.get(k) or {}
         v = s.get("rounded")
@@ -158,7 +366,17 @@ def render(m: dict[str, Any]) -> str:
     h.append(f'<div class="card"><div class="dim">the conversation cost</div><div>{amount(j.get("conversation"), "judging.conversation")}</div>'
              f'<div class="dim" style="margin-top:6px">judging it cost</div><div>{amount(j.get("total"), "judging.total")}</div></div>')
     h.append("</div>")
-    notes = [f"{k}: {v}" for k, v in (st.get("basis") or {}).items() if not str(v).startswith("used")] + list(st.get("notes") or [])
+    unit = (sc.get("achievement") or {}).get("unit", "tokens")
+    if st.get("targets"):
+        h.append("<h2>summary</h2>" + summary(st, unit))
+        h.append("<h2>cost of each target, by label</h2>" + cost_bars(st, unit))
+        h.append('<div class="legend">' + "".join(f'<span><i style="background:{c}"></i>{_e(k)}</span>'
+                                                  for k, c in LABEL_COLOURS.items()) + "</div>")
+        h.append("<h2>cost over time</h2>" + spend_over_time(m.get("spend", []), st, unit))
+        h.append("<h2>avoidable, by cause</h2>" + avoidable_share(st, unit))
+    # what a failed stage leaves unknown is said in its line above, not again here
+    notes = [f"{k}: {v}" for k, v in (st.get("basis") or {}).items() if not str(v).startswith("used") and k not in failed] \
+        + [n for n in st.get("notes") or [] if not any(f"{x} stage failed" in n or f"{x} stage" in n and "failed" in n for x in failed)]
     unjudged = [t["id"] for t in st.get("targets", []) if not_judged(t, st)]
     if unjudged:
         nj = st.get("not_judged") or {}
@@ -171,9 +389,6 @@ def render(m: dict[str, Any]) -> str:
 
     h.append(section(m.get("regroup"), m.get("targets_stage", [])))  # the person's goals beside the judge's
     targets = {t["id"]: t for t in st.get("targets", [])}
-    unit = (sc.get("achievement") or {}).get("unit", "tokens")
-    h.append('<div class="legend">' + "".join(f'<span><i style="background:{c}"></i>{_e(k)}</span>'
-                                              for k, c in LABEL_COLOURS.items()) + "</div>")
     groups = [(g, [targets[x] for x in g["members"] if x in targets]) for g in st.get("goals", [])]
     grouped = {x for g, _ in groups for x in g["members"]}
     rest = [t for t in targets.values() if t["id"] not in grouped]
@@ -190,32 +405,33 @@ def render(m: dict[str, Any]) -> str:
         else:
             h.append("<h2>in no goal</h2>")
         for t in members:
-            h.append(_target(t, steps, unit, m.get("target_inputs", {}).get(t["id"], []), not_judged(t, st)))
+            h.append(_target(t, steps, unit, m.get("target_inputs", {}).get(t["id"], []), not_judged(t, st), m.get("project")))
     from .sources_report import sources_html
 
     h.append(sources_html(st, _e))  # each source: its manifest, conclusions, verdicts, what they changed
     h.append("<h2>sub-agents</h2>")
     subs = m.get("subagents", [])
     if subs:
-        h.append("<table><tr><th>stream</th><th>key</th><th>started in</th><th>calls</th><th>cost</th></tr>" + "".join(
+        h.append('<div class="scroll"><table><tr><th>stream</th><th>key</th><th>started in</th><th>calls</th><th>cost</th></tr>' + "".join(
             f'<tr><td class="mono">{_e(s["stream"])}</td><td class="mono">{_e(s["key"])}</td><td>{_e(s["root"])}</td>'
             f'<td class="num">{s["calls"]}</td><td class="num">{amount(s, "subagents." + s["stream"])}</td></tr>' for s in subs)
-            + "</table>")
+            + "</table></div>")
     else:
         h.append('<p class="dim">no sub-agent ran in the window</p>')
-    h.append("<h2>timeline</h2>" + timeline(m.get("timeline", [])))
+    h.append('<h2>timeline</h2><div class="scroll">' + timeline(m.get("timeline", [])) + "</div>")
     h.append("<h2>findings</h2>")
     fs = st.get("findings", [])
     if fs:
-        h.append("<table><tr><th>id</th><th>target</th><th>kind</th><th>where</th><th>what</th></tr>" + "".join(
+        h.append('<div class="scroll"><table><tr><th>id</th><th>target</th><th>kind</th><th>where</th><th>what</th></tr>' + "".join(
             f'<tr data-finding="{_e(f["id"])}"><td>{_e(f["id"])}</td><td>{_e(f["target"])}</td><td>{_e(f["kind"])}</td>'
-            f'<td>{cite(f.get("anchor"), steps)}</td><td>{_e(f["what"])}</td></tr>' for f in fs) + "</table>")
+            f'<td>{cite(f.get("anchor"), steps)}</td><td class="wrap">{_e(f["what"])}</td></tr>' for f in fs) + "</table></div>")
     else:
         h.append('<p class="dim">asz recorded no finding</p>')
     for name, fl in m.get("stage_findings", []):
         h.append(f"<h3>{_e(name)}'s findings</h3><ul>" + "".join(
             f'<li>{cite(f.get("anchor"), steps)} {_e(f.get("what") or f.get("problem") or "")}</li>' for f in fl) + "</ul>")
-    h.append('<h2>cited steps</h2><p class="dim">each citation above opens its step here</p><section id="steps">')
+    h.append(f'<h2>cited steps</h2><details id="cited-steps"><summary>{len(steps)} cited steps (each citation above opens '
+             'its own)</summary><section id="steps">')
     for sid, s in steps.items():
         h.append(f'<div class="step" id="{_e(sid)}"><b>{_e(sid)}</b> <span class="dim">{_e(s.get("kind"))} · '
                  f'{_e(s.get("talk"))} · {_e(s.get("stream"))} · {_e(s.get("ts"))}'
@@ -223,10 +439,10 @@ def render(m: dict[str, Any]) -> str:
                  + f'</span><pre>{_e(s.get("text"))}</pre>'
                  + (f'<div class="dim">{s["size"]:,} bytes recorded; the first {len(s["text"].encode()):,} shown</div>'
                     if s.get("size", 0) > len((s.get("text") or "").encode()) else "") + "</div>")
-    h.append("</section>")
+    h.append("</section></details>")
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>asz judge {_e(str(run.get('conversation'))[:8])} {_e(run.get('run'))}</title>"
-            f"<meta name=\"viewport\" content=\"width=device-width\"><style>{CSS}</style></head>"
+            f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><style>{CSS}</style></head>"
             f"<body><main>{''.join(h)}</main><script>{SCRIPT}</script></body></html>\n")
 
 
@@ -236,7 +452,8 @@ def _badge(c: str | None) -> str:
     return f'<span class="badge" style="background:{CLASS_COLOURS.get(c, "#777")}">{_e(c)}</span>'
 
 
-def _target(t: dict[str, Any], steps: dict[str, Any], unit: str, inputs: list[tuple[str, str]], unjudged: bool = False) -> str:
+def _target(t: dict[str, Any], steps: dict[str, Any], unit: str, inputs: list[tuple[str, str]], unjudged: bool = False,
+            project: str | None = None) -> str:
     o, c, tm = t["outcome"], t["cost"], t["times"]
     tid = t["id"]
     f = f"targets.{tid}"
@@ -246,7 +463,7 @@ def _target(t: dict[str, Any], steps: dict[str, Any], unit: str, inputs: list[tu
          f'<div class="dim">record score <span data-figure="{f}.record_score">{_e(o.get("record_score") or "—")}</span> · '
          f'final score <span data-figure="{f}.final_score">{_e(o.get("final_score") or "—")}</span> · '
          f'{o["met"]} of {o["live"]} criteria met, {o["unknown"]} unknown</div>',
-         f'<table><tr><th style="width:150px">cost</th><td>{amount(c["total"], f + ".cost.total")}</td></tr>'
+         f'<div class="scroll"><table><tr><th style="width:150px">cost</th><td>{amount(c["total"], f + ".cost.total")}</td></tr>'
          f'<tr><th>by label</th><td>{bar(c["by_label"], unit)}</td></tr>'
          f'<tr><th>avoidable</th><td>{amount(c["avoidable"], f + ".cost.avoidable")} (sub-agents caused '
          f'{amount(c["avoidable_by_cause"].get("subtask"), f + ".cost.avoidable_subtask")}; cause not shown '
@@ -258,21 +475,25 @@ def _target(t: dict[str, Any], steps: dict[str, Any], unit: str, inputs: list[tu
          f'<tr><th>talks</th><td>{_e(", ".join(t["talks"]) or "—")}</td></tr>'
          f'<tr><th>inputs</th><td>{" ".join(cite(s, steps) + " " + _e(a) for s, a in inputs) or "—"}</td></tr>'
          + (f'<tr><th>corrections</th><td>{_e(", ".join(t["corrections"]))}</td></tr>' if t["corrections"] else "")
-         + "</table>"]
+         + "</table></div>"]
     if t["criteria"]:
-        h.append("<table><tr><th>criterion</th><th>state</th><th>final</th><th>citations</th><th>reason</th></tr>" + "".join(
+        h.append('<div class="scroll"><table><tr><th>criterion</th><th>state</th><th>final</th><th>citations</th><th>reason</th></tr>' + "".join(
             f'<tr><td>{_e(x["id"])} {_e(x["text"])}</td><td>{_e(x["state"])}</td><td>{_e(x["final"])}</td>'
             f'<td>{" ".join(cite(s, steps) for s in x["citations"]) or "—"}</td><td>{_e(x.get("reason") or "")}</td></tr>'
-            for x in t["criteria"]) + "</table>")
+            for x in t["criteria"]) + "</table></div>")
     if o.get("rework"):
-        h.append("<table><tr><th>rework</th><th>trigger</th><th>cause</th><th>cost</th></tr>" + "".join(
+        h.append('<div class="scroll"><table><tr><th>rework</th><th>trigger</th><th>cause</th><th>cost</th></tr>' + "".join(
             f'<tr><td>{_e(r["id"])}</td><td>{cite(r.get("trigger"), steps)}</td><td>{_e(r.get("cause"))}</td>'
-            f'<td class="num">{amount(r["cost"], f + ".rework." + r["id"])}</td></tr>' for r in o["rework"]) + "</table>")
-    if t["operations"]:
-        h.append("<table><tr><th>operation</th><th>file</th><th>shows</th><th>status</th><th>share</th></tr>" + "".join(
-            f'<tr><td>{_e(x["id"])} {cite(x.get("step"), steps)}</td><td class="mono">{_e(x.get("path") or "files changed, not named")}</td>'
+            f'<td class="num">{amount(r["cost"], f + ".rework." + r["id"])}</td></tr>' for r in o["rework"]) + "</table></div>")
+    if t["operations"]:  # folded: a long list a person opens when they want it
+        h.append(f'<details class="ops"><summary>{len(t["operations"])} file operation'
+                 f'{"" if len(t["operations"]) == 1 else "s"}' + (f' (paths from {_e(project)})' if project else "")
+                 + '</summary><div class="scroll"><table><tr><th>operation</th><th>file</th><th>shows</th><th>status</th>'
+                 '<th>share</th></tr>' + "".join(
+            f'<tr><td>{_e(x["id"])} {cite(x.get("step"), steps)}</td><td class="mono wrap" title="{_e(x.get("path"))}">'
+            f'{_e(_relative(x.get("path"), project) or "files changed, not named")}</td>'
             f'<td>{_e(x["shows"])}</td><td>{_e(x.get("status"))}</td><td>{_e(x["share"])}</td></tr>' for x in t["operations"])
-            + "</table>")
+            + "</table></div></details>")
     h.append("</div>")
     return "".join(h)
 
@@ -369,7 +590,15 @@ def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
     for g in tg.get("goals", []) or []:
         ev = [e.get("statement") for e in g.get("evolution", []) if e.get("statement")]
         goal_statements[g["id"]] = ev[-1] if ev else ""
+    talk_cost = {t.id: t.with_subagents for t in led.talks}
+    spend = []
+    for k in w.judged:
+        kt, tally = conv.talk(k), talk_cost.get(k)
+        if tally is not None and tally.calls:
+            spend.append({"talk": k, "start": kt.start, "end": kt.end, "tokens": tally.token_sum,
+                          "money": None if tally.unpriced else str(tally.money)})
     return {"run": d["run"] or {}, "close": d["close"], "steps": steps, "timeline": rows, "subagents": subagents,
+            "stages": d["stages"], "path": str(path), "project": conv.project, "spend": spend,
             "stage_findings": found, "target_inputs": target_inputs, "goal_statements": goal_statements,
             "regroup": latest(path), "targets_stage": list(tg.get("targets", []) or [])}
 

@@ -30,7 +30,7 @@ from ..errors import AszError, ConfigError
 from ..id_paths import child, inside
 from ..store import Store, asz_home
 from . import config as configs
-from .context import EvaluatorSpec, Progress, Run, consumed_line, evaluator_ref, now, parse_evaluator, write_once
+from .context import EvaluatorSpec, Progress, Run, consumed_line, failed_stage_line, evaluator_ref, now, parse_evaluator, write_once
 from .judgment import VERSION, CloseFile, PriceRef, RunFile
 from .stages import STAGE_FUNCTIONS
 
@@ -195,7 +195,7 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
 
                 progress(f"{stage}: {sf.status}" + (f" ({sf.reason})" if sf.reason else "")
                          + f"; {plural(sf.run.calls, 'call')}, {plural(sf.run.attempts, 'attempt')}; "
-                         + consumed_line(sf.run.consumed, sf.run.seconds))
+                         + consumed_line(sf.run.consumed, sf.run.seconds, rate=False))  # the rate once, at the close
         sf = _write_stage(run, sf)
         statuses[stage] = sf.status
     from . import report_html, run_files
@@ -260,9 +260,7 @@ def failures(path: Path) -> list[str]:
     out = []
     for name, sf in d["stages"].items():
         if sf.get("status") == "failed":
-            out.append(f"the {name} stage failed: {sf.get('reason') or 'no reason was given'}. Each attempt's prompt, "
-                       f"answer and stderr are in {path / 'calls' / name}; fix what the reason says (or give another "
-                       f"evaluator: --stage-evaluator {name}=NAME) and judge again.")
+            out.append(failed_stage_line(name, sf.get("reason"), path))
     err = (d["close"] or {}).get("error")
     if err:
         out.append(f"the final statement could not be computed: {err}")
