@@ -106,3 +106,24 @@ def test_an_interrupted_foreground_sub_task_gave_no_report(store: Any, tmp_path:
     assert ev.starting_step("a1").id == "s20" and ev.conv.step("s20").status == "failed"  # type: ignore[union-attr]
     assert ev.report_back("a1") is None
     assert not ev.after_report(ev.cite("s22"), "a1") and not ev.after_report(ev.cite("s26"), "a1")
+
+
+# --- a round of rework holds the work the target received, not any step of its talks -------------------
+
+def test_a_round_of_rework_holds_only_work_its_target_received(corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280's k1 serves t1 (i1, steered by i2) and t2 (i3 at s132, typed while the agent
+    worked): the calls after i3 went to t2 alone, those before it to t1. So t1 cannot redo at the
+    push s136, and t2's attempt cannot be t1's test run s117."""
+    t1, t2 = copy.deepcopy(T1), copy.deepcopy(T2)
+    t1["rework"] = [{"attempt": ["s100"], "trigger": "verification", "trigger_step": "s117", "redo": ["s136"], "cause": "unknown"},
+                    {"attempt": ["s100"], "trigger": "verification", "trigger_step": "s117", "redo": ["s131"], "cause": "unknown"}]
+    t2["rework"] = [{"attempt": ["s117"], "trigger": "tool", "trigger_step": "s134", "redo": ["s136"], "cause": "agent_error"},
+                    {"attempt": ["s134"], "trigger": "tool", "trigger_step": "s134", "redo": ["s136"], "cause": "agent_error"}]
+    _, st = story(corpus_store, tmp_path, t1=t1, t2=t2)
+    assert [(r["attempt"], r["trigger_step"], r["redo"]) for r in target(st, "t1")["rework"]] == [(["s100"], "s117", ["s131"])]
+    assert [(r["attempt"], r["trigger_step"], r["redo"]) for r in target(st, "t2")["rework"]] == [(["s134"], "s134", ["s136"])]
+    c = checks(st)
+    assert ("left_out", "t1 rework 1", "attempt, trigger and redo do not come in that order, each shown: no step of the "
+            "agent's work for the target after the trigger") in c
+    assert ("left_out", "t2 rework 1", "attempt, trigger and redo do not come in that order, each shown: no step of the "
+            "agent's work for the target (or before the window) at or before the trigger") in c

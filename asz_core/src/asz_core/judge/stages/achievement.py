@@ -80,34 +80,38 @@ def call_note(chunk: Chunk, mode: str, total: int) -> str:
 readable = readable_with("targets")
 
 
-def own_operations(run: Run, op_rows: Sequence[dict[str, Any]], targets: Sequence[Target],
-                   inputs: Sequence[Any]) -> dict[str, tuple[str, ...]]:
-    """Per target, its own file operations: those of the calls it received, as cost per target
-    gives calls to targets (a talk two targets share cut at its inputs); a step no model call
-    asked for belongs to the targets of its talk."""
+def received_work(run: Run, targets: Sequence[Target], inputs: Sequence[Any]) -> dict[str, frozenset[str]]:
+    """Per target, the steps of the work it received, as cost per target gives calls to targets
+    (a talk two targets share cut at its inputs; a sub-agent's calls where the step that began its
+    chain is): each model call it received and each step such a call asked for
+    (:func:`..evidence.asking_calls`); a step no model call asked for belongs to the targets of its
+    talk. A target's own operations, and its rounds of rework, are in this work alone."""
     from ...ledger import build
     from ..target_cost import cost_per_target
 
     w = run.window
     costing = cost_per_target(w, build(w.conv, run.prices), targets, inputs)
     talks_of = {t.target: set(t.talks) for t in costing.record.targets}
-    out: dict[str, list[str]] = {t.id: [] for t in targets}
+    out: dict[str, set[str]] = {t.id: set() for t in targets}
     asked = asking_calls(w.conv.steps)
-    for r in op_rows:
-        step = r.get("step")
-        if not step:
+    for s in w.conv.steps:
+        if s.id not in w.steps:
             continue
-        call = asked.get(step)
+        call = s.id if s.kind == "model_call" else asked.get(s.id)
         if call is not None:
             got = costing.of_call.get(call, ())
         else:
-            s = w.conv.step(step)
             root = s.talk if s.stream == "m" else w.roots.get(s.stream)
             got = tuple(t for t, ks in talks_of.items() if root in ks)
         for tid in got:
             if tid in out:
-                out[tid].append(r["id"])
-    return {k: tuple(v) for k, v in out.items()}
+                out[tid].add(s.id)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def own_operations(op_rows: Sequence[dict[str, Any]], received: dict[str, frozenset[str]]) -> dict[str, tuple[str, ...]]:
+    """Per target, its own file operations: those of the work it received (:func:`received_work`)."""
+    return {tid: tuple(r["id"] for r in op_rows if r.get("step") in mine) for tid, mine in received.items()}
 
 
 def run_achievement(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
@@ -126,7 +130,8 @@ def run_achievement(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
     op_rows = nav.operation_rows()
     op_step = {r["id"]: r.get("step") for r in op_rows}
     judged = [t for t in targets if t.state in JUDGED_STATES]
-    own = own_operations(run, op_rows, targets, prior.inputs)
+    received = received_work(run, targets, prior.inputs)
+    own = own_operations(op_rows, received)
     items = items_of(run, judged, own, nav)
     if cfg.mode == "single":
         mode, chunks = plan_chunks(items, cfg) if items else ("none", [])
@@ -176,7 +181,7 @@ def run_achievement(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
             continue
         entries = own_entries(out.answer["targets"], naming("target"), mine, {t.id for t in targets}, "target", n, checks)
         for tid in mine:
-            tc = TargetCheck(ev, by_id[tid], own.get(tid, ()), op_step, next_finding)
+            tc = TargetCheck(ev, by_id[tid], own.get(tid, ()), op_step, next_finding, received.get(tid))
             results[tid] = tc.run(entries.get(tid), n)
             checks.extend(tc.checks)
 

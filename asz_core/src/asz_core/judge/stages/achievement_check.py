@@ -41,7 +41,10 @@ class TargetCheck:
     """Checks one target's answer; ``checks`` collects what asz left out, filled in or changed."""
 
     def __init__(self, ev: Evidence, target: Target, own_operations: Sequence[str], op_step: dict[str, str | None],
-                 next_finding: Callable[[], str]) -> None:
+                 next_finding: Callable[[], str], received: frozenset[str] | None = None) -> None:
+        """``received``: the steps of the work the target received, as cost per target cuts it
+        (a talk two targets share holds work only one of them received); its talks' steps when
+        not given."""
         self.ev, self.t, self.tid = ev, target, target.id
         self.live = [c for c in target.criteria if not c.dropped]
         self.live_ids = {c.id for c in self.live}
@@ -49,6 +52,7 @@ class TargetCheck:
         self.op_step = op_step
         self.next_finding = next_finding
         self.checks: list[Check] = []
+        self.received = received if received is not None else ev.work(target.id)
 
     # --- checks and citations -------------------------------------------------------------------
 
@@ -404,7 +408,7 @@ class TargetCheck:
 
     def rework(self, raw: Any) -> list[ReworkRound]:
         out: list[ReworkRound] = []
-        work, before = self.ev.work(self.tid), self.ev.before
+        work, before = self.received, self.ev.before  # the work the target received, not any step of its talks
         for n, e in enumerate(_list(raw), 1):
             e = _obj(e)
             where = f"{self.tid} rework {n}"
