@@ -70,7 +70,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
     ) -> None:
         """Judge a conversation at one head: a new run directory under $ASZ_HOME/runs, its stages, its close.
 
-        Exits 3 when the run closed but a stage it ran failed (the run is still written whole). `asz judge -show RUN` renders a run again; `asz runs` lists them. `asz judge mcp CONV` serves the read-only navigation tools over stdio (what a CLI evaluator reads through; `asz judge mcp -h`).
+        Exits 3 when the run closed but a stage it ran failed (the run is still written whole). `asz judge -show RUN` renders a run again; `asz runs` lists them. `asz judge mcp CONV` serves the read-only navigation tools over stdio (what a CLI evaluator reads through; `asz judge mcp -h`). `asz judge regroup RUN --goals FILE` regroups a closed run by the person's own goals (`asz judge regroup -h`); `asz compare RUN RUN` compares runs.
         """
         from ..commands import registry_of
         from . import pick, runner
