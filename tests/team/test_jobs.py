@@ -135,6 +135,16 @@ def two_examples(tmp: Path) -> Path:
     return projects_folder(EXAMPLE, tmp / "two", 2) / "projects"
 
 
+def _descendants(pid: int) -> list[str]:
+    """Every process below ``pid`` (the worker's forkserver and the runs forked from it)."""
+    out, todo = [], [str(pid)]
+    while todo:
+        kids = subprocess.run(["pgrep", "-P", todo.pop()], capture_output=True, text=True).stdout.split()
+        out += kids
+        todo += kids
+    return out
+
+
 def _worker(cfg: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([str(Path(sys.executable).parent / "asz"), "worker", "--config", str(cfg), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())
@@ -158,7 +168,7 @@ def test_a_worker_killed_mid_stage_is_finished_by_another_and_listed_once(team_d
             break
         time.sleep(0.2)
     assert run_dir is not None, "the first worker never reached the achievement stage"
-    children = subprocess.run(["pgrep", "-P", str(first.pid)], capture_output=True, text=True).stdout.split()
+    children = _descendants(first.pid)
     first.send_signal(signal.SIGKILL)
     first.wait(10)
     # its run's process ends with it, rather than go on behind the engine's back

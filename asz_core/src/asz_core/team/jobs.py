@@ -25,12 +25,9 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
 from attrs import frozen
 
 from ..errors import AszError
@@ -176,14 +173,11 @@ def run_job(address: str, job_id: int, attempts: int, jobs: JobsConfig, payload:
     conn = database.connect(address)
     try:
         summaries.running(conn, job_id, socket.gethostname())
-        argv = [sys.executable, "-m", "asz_core.team.runjob", orjson.dumps({**payload, "parent": os.getpid()}).decode()]
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                              check=False)
-        said = _last_json(proc.stdout)
+        said, why = _fork_run(payload)
         path = said.get("path")
         last = attempts + 1 >= max(1, jobs.attempts)
         if not path or not Path(path).is_dir():
-            why = said.get("error") or _tail(proc.stderr) or f"the run's process exited {proc.returncode}"
+            why = said.get("error") or why
             summary = {"error": why, "status": "failed"}
             if last:
                 summaries.finished(conn, job_id, "failed", summary)
@@ -205,20 +199,43 @@ def run_job(address: str, job_id: int, attempts: int, jobs: JobsConfig, payload:
         conn.close()
 
 
-def _last_json(out: bytes) -> dict[str, Any]:
-    for line in reversed(out.decode("utf-8", "replace").splitlines()):
-        try:
-            got = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(got, dict):
-            return got
-    return {}
+_SPAWNER: list[Any] = []
 
 
-def _tail(err: bytes) -> str:
-    lines = [x for x in err.decode("utf-8", "replace").splitlines() if x.strip()]
-    return lines[-1][:500] if lines else ""
+def spawner() -> Any:
+    """The multiprocessing context runs are forked from: a forkserver that imported asz once
+    (:mod:`.preload`); it ends with the worker, and each run ends with it (:func:`.runjob.child`)."""
+    if not _SPAWNER:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["asz_core.team.preload"])
+        _SPAWNER.append(ctx)
+    return _SPAWNER[0]
+
+
+def _fork_run(payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Make the run in a forked process: what it said, and why it said nothing when it did not.
+    What it says comes back as JSON, never a pickle."""
+    import orjson
+
+    from . import runjob
+
+    ctx = spawner()
+    mine, theirs = ctx.Pipe(duplex=True)
+    proc = ctx.Process(target=runjob.child, args=(orjson.dumps(payload), theirs, dict(os.environ), os.getcwd()),
+                       name="asz-run")
+    proc.start()
+    theirs.close()
+    said: Any = {}
+    try:
+        said = orjson.loads(mine.recv_bytes())
+    except (EOFError, OSError, orjson.JSONDecodeError):  # it died before it said anything
+        pass
+    finally:
+        mine.close()
+    proc.join()
+    return (said if isinstance(said, dict) else {}), f"the run's process ended with exit code {proc.exitcode}"
 
 
 # --- the worker -----------------------------------------------------------------------------------
