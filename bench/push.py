@@ -64,8 +64,8 @@ def start_server(url: str, home: Path) -> tuple[subprocess.Popen[bytes], str]:
 
     port = free_port()
     env = {**os.environ, "ASZ_STORE": url, "ASZ_HOME": str(home)}
-    p = subprocess.Popen([str(ASZ), "server", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    with open(home.parent / "server.log", "ab") as log:  # (kept for a failure's traceback)
+        p = subprocess.Popen([str(ASZ), "server", "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=log)
     wait_until_up(f"http://127.0.0.1:{port}", None, 60)
     return p, f"http://127.0.0.1:{port}"
 

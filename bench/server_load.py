@@ -38,11 +38,11 @@ from push import ASZ, Database, common, start_server, token  # noqa: E402
 from vs_ccusage import projects_folder  # noqa: E402
 
 
-def store_of(corpus: Path, copy: int, files: int, home: Path, work: Path) -> None:
+def store_of(folder: Path, copy: int, files: int, home: Path, work: Path) -> None:
     """A local SQLite store of ``files`` sessions of copy ``copy`` of the corpus, each in two rounds."""
-    folder = projects_folder(corpus, work / f"c{copy}", copy + 1) / "projects"
     mine = sorted(p for p in folder.iterdir() if p.name.startswith(f"copy{copy}-"))
-    sessions = sorted((f for p in mine for f in p.glob("*.jsonl")), key=lambda f: f.stat().st_size)[:files]
+    by_size = sorted((f for p in mine for f in p.glob("*.jsonl")), key=lambda f: f.stat().st_size)
+    sessions = by_size[len(by_size) // 2:][:files]  # middling ones (of the corpus's 38, from the median up)
     grow = work / f"grow{copy}"
     env = {k: v for k, v in os.environ.items() if k not in ("ASZ_STORE", "ASZ_TOKEN")}
     env["ASZ_HOME"] = str(home)
@@ -71,8 +71,10 @@ def main() -> None:
     procs: list[subprocess.Popen[bytes]] = []
     try:
         homes = [base / f"home{i}" for i in range(9)]
+        folder = projects_folder(args.corpus, base / "copies", len(homes)) / "projects"
         for i, home in enumerate(homes):
-            store_of(args.corpus, i, args.files, home, base / "work")
+            store_of(folder, i, args.files, home, base / "work")
+        shutil.rmtree(base / "copies")
         server, url = start_server(db.url, base / "server-home")
         toks = [token(db.url, f"m{i}", base / "server-home") for i in range(9)]
         reader = token(db.url, "reader", base / "server-home")
@@ -156,6 +158,11 @@ def main() -> None:
                 print(f"{name}: p50 {pct(xs, 50) * 1000:.0f} ms, p95 {pct(xs, 95) * 1000:.0f} ms over {len(xs)} reads under load")
             else:
                 print(f"{name}: no read finished")
+    except BaseException:
+        log = base / "server.log"
+        if log.exists():
+            print(log.read_text()[-3000:])
+        raise
     finally:
         for p in procs:
             if p.poll() is None:

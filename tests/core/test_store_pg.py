@@ -185,6 +185,7 @@ def test_a_store_of_an_earlier_schema_is_migrated_forward_keeping_what_it_holds(
     assert fingerprint(new) == held and held["records"]
     assert db_rows(new, "SELECT count(*) FROM tokens") == [(0,)]
     assert db_rows(new, "SELECT DISTINCT machine FROM conversations") == [(None,)]  # collected here, not pushed
+    assert [c.id for c in new.conversations()] == [c for (c,) in db_rows(new, "SELECT id FROM conversations ORDER BY rowid")]
     collect([EXAMPLE], new)  # and it goes on being written
     new.close()
     again = PgStore(pg_url)  # opened again: nothing to do
@@ -196,7 +197,7 @@ def test_a_store_of_a_later_schema_is_refused_and_left_as_it_is(pg_url: str, tmp
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import psycopg
 
-    from asz_core.store_pg import PgStore
+    from asz_core.store_pg import SCHEMA_VERSION, PgStore
 
     monkeypatch.setenv("ASZ_HOME", str(tmp_path))
     st = PgStore(pg_url)
@@ -206,7 +207,7 @@ def test_a_store_of_a_later_schema_is_refused_and_left_as_it_is(pg_url: str, tmp
         c.execute("UPDATE meta SET value = '99' WHERE key = 'schema'")
         c.execute("ALTER TABLE records RENAME COLUMN events TO events_v99")
         tables = c.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1").fetchall()
-    with pytest.raises(StoreError, match="has store schema 99; this asz reads up to 2 "):
+    with pytest.raises(StoreError, match=f"has store schema 99; this asz reads up to {SCHEMA_VERSION} "):
         PgStore(pg_url)
     with psycopg.connect(pg_url, autocommit=True) as c:
         assert c.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1").fetchall() == tables
@@ -221,7 +222,9 @@ def test_two_asz_making_a_new_store_at_once_make_it_once(pg_url: str, tmp_path: 
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [o[1] for o in outs]
-    assert db_rows(type("S", (), {"url": pg_url})(), "SELECT key, value FROM meta") == [("schema", "2")]
+    from asz_core.store_pg import SCHEMA_VERSION
+
+    assert db_rows(type("S", (), {"url": pg_url})(), "SELECT key, value FROM meta") == [("schema", str(SCHEMA_VERSION))]
 
 
 def test_a_record_postgresql_cannot_hold_is_skipped_with_a_warning_and_the_rest_lands(pg_url: str, tmp_path: Path,

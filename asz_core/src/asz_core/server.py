@@ -337,6 +337,12 @@ def make_app(url: str, *, max_body: int = MAX_BODY) -> Any:
                 return Response(status_code=400)  # (nobody reads it: the body was cut, nothing was kept)
             except Refused as exc:
                 return JSONResponse({"error": str(exc)}, status_code=exc.status)
+            except Exception as exc:  # noqa: BLE001 - a bug: said in one line, its traceback in the server's log
+                import traceback
+
+                traceback.print_exc()
+                return JSONResponse({"error": f"internal error ({type(exc).__name__}); the server's log has the rest"},
+                                    status_code=500)
 
         return endpoint
 

@@ -71,12 +71,17 @@ CREATE TABLE pending(
   machine TEXT COLLATE "C" NOT NULL, conversation TEXT COLLATE "C" NOT NULL, head TEXT COLLATE "C" NOT NULL,
   part INTEGER NOT NULL, body BYTEA NOT NULL, PRIMARY KEY(machine, conversation, head, part));
 """),
+    (3, """
+ALTER TABLE conversations ADD COLUMN rowid BIGSERIAL NOT NULL;
+"""),
 )
 """The schema, version by version: a store is brought from the version it holds to the last one,
 each step in the transaction that records it (a store an older asz made gains what it lacks;
 the records it holds stay as they are). Version 2 added what ``asz server`` keeps: the machines'
 tokens, which machine pushed a conversation first (None: collected into this store), and the parts
-of a pushed round not landed yet."""
+of a pushed round not landed yet. Version 3 numbered the conversations in the order they were made
+(``rowid``, as SQLite's: the order they are listed in; a store's earlier ones numbered in the order
+PostgreSQL holds them)."""
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 _LOCK_COLLECT = 0x61737A00
