@@ -729,7 +729,9 @@ def test_a_huge_value_an_answer_gives_is_quoted_cut(spotter: Any, tmp_path: Path
     h.all()
     a = h.files["achievement"]
     quoted = next(n for n in a["note"] if n.startswith("left out: t1: a state for 'ttt"))
-    assert quoted.endswith("… (10,000,034 bytes in all)") and len(quoted.encode()) < 4200
+    # cut where the answer comes in (context.bound_answer: the stage says so), then quoted cut again
+    assert quoted.endswith(" bytes in all)") and len(quoted.encode()) < 4200
+    assert any("a text of 10,000,000 characters, cut to 16,384" in n for n in a["note"]) and a["status"] == "partial"
     assert "left out: t1.c2: an observation of s117: its excerpt is not in the step word for word" in a["note"]
     assert (h.path / "stages" / "achievement.json").stat().st_size < 200_000
 
@@ -759,13 +761,21 @@ def test_a_stage_file_that_cannot_be_written_is_written_failed(spotter: Any, tmp
 
 
 def test_thousands_of_criteria_are_numbered_once_each(spotter: Any, tmp_path: Path) -> None:
-    """5,000 criteria, each given twice (the second time spelled with other whitespace and case):
-    each is one criterion, numbered in order (bench/hostile_answers.py times 20,000)."""
+    """1,000 criteria, each given twice (the second time spelled with other whitespace and case):
+    each is one criterion, numbered in order (bench/hostile_answers.py times 20,000); past
+    ANSWER_ITEMS, a target's criteria are cut where the answer comes in, the stage saying so."""
+    from asz_core.judge.context import ANSWER_ITEMS
+
     answers = copy.deepcopy(BASE)
-    crit = [{"text": f"criterion {k}"} for k in range(5000)]
-    answers["targets"][0]["targets"][0]["criteria"] = crit + [{"text": f"  CRITERION   {k} "} for k in range(5000)]
-    h = Held(spotter, judge(spotter, tmp_path, answers), "5,000 criteria")
+    crit = [{"text": f"criterion {k}"} for k in range(1000)]
+    answers["targets"][0]["targets"][0]["criteria"] = crit + [{"text": f"  CRITERION   {k} "} for k in range(1000)]
+    h = Held(spotter, judge(spotter, tmp_path, answers), "1,000 criteria")
     h.targets()
     t1 = h.files["targets"]["targets"][0]
-    assert [c["id"] for c in t1["criteria"]] == [f"t1.c{n}" for n in range(1, 5001)]
-    assert t1["criteria"][4999]["text"] == "criterion 4999"
+    assert [c["id"] for c in t1["criteria"]] == [f"t1.c{n}" for n in range(1, 1001)]
+    assert t1["criteria"][999]["text"] == "criterion 999"
+    answers["targets"][0]["targets"][0]["criteria"] = [{"text": f"criterion {k}"} for k in range(ANSWER_ITEMS + 500)]
+    h = Held(spotter, judge(spotter, tmp_path, answers), "more criteria than the bound")
+    t1 = h.files["targets"]["targets"][0]
+    assert len(t1["criteria"]) == ANSWER_ITEMS and h.files["targets"]["status"] == "partial"
+    assert any(f"{ANSWER_ITEMS + 500:,} items, the first {ANSWER_ITEMS:,} kept" in n for n in h.files["targets"]["note"])

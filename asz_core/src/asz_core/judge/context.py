@@ -186,6 +186,8 @@ class Run:
                  adapter: Any, registry: Any, window_text: str, say: Progress | None) -> None:
         self.path, self.window, self.store, self.cfg, self.kit = path, window, store, cfg, kit
         self.prices, self.adapter, self.registry, self.window_text, self.say = prices, adapter, registry, window_text, say
+        self.cuts: dict[str, list[str]] = {}
+        """Stage -> what was cut of its calls' answers (:func:`bound_answer`): the stage is partial, saying so."""
 
     def navigator(self, budget: int, log: Path, run_dir: Path | None = None) -> Any:
         from ..mcp_server import jsonl_sink
@@ -275,7 +277,11 @@ class StageCalls:
             (d / "answer.txt").write_text(str(result.raw), encoding="utf-8", errors="backslashreplace")
             (d / "stderr.txt").write_text(str(result.stderr), encoding="utf-8", errors="backslashreplace")
             answer = parse_answer(result)
-            why = result.error or (readable(answer) if answer is not None else "the answer holds no JSON object")
+            answer, cuts, deep = bound_answer(answer) if answer is not None else (None, [], too_deep(result))
+            why = result.error or deep or (readable(answer) if answer is not None else "the answer holds no JSON object")
+            if why is None and cuts:
+                with self.lock:
+                    self.run.cuts.setdefault(self.stage, []).extend(f"call {n}: {c}" for c in cuts)
             c = consumed_of(result)
             rec = AttemptRecord(call=n, attempt=attempt, directory=str(rel), prompt_bytes=len(pb),
                                 status="ok" if why is None else ("failed" if result.error else "unreadable"), error=why,
@@ -380,6 +386,21 @@ def parse_answer(result: CallResult) -> Any:
     return json_object_of(clean_text(result.raw) if isinstance(result.raw, str) else "")
 
 
+def too_deep(result: CallResult) -> str | None:
+    """Why an answer's text that holds no JSON object is refused, when it is one nested past what
+    any reader takes (orjson's 1,024 levels): said as such, not as no JSON."""
+    raw = result.raw if isinstance(result.raw, str) else ""
+    if raw.count("[") + raw.count("{") <= 1024:
+        return None
+    t = raw.strip()
+    try:
+        orjson.loads(t[t.find("{"): t.rfind("}") + 1] if "{" in t else t)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc) or "ecursion" in str(exc):
+            return f"the answer is nested deeper than {ANSWER_DEPTH} levels: refused; no stage's answer nests more than a few"
+    return None
+
+
 def clean_text(s: str) -> str:
     """``s`` with each lone surrogate replaced by U+FFFD (JSON and UTF-8 cannot hold one)."""
     try:
@@ -412,6 +433,50 @@ def clean(v: Any) -> Any:
         else:
             dst[key] = src
     return root[0]
+
+
+ANSWER_TEXT = 16_384
+"""The longest string an evaluator's answer may hold (a statement, a reason, an excerpt: a few
+hundred characters); a longer one is cut to it, saying so."""
+ANSWER_ITEMS = 2_000
+"""The most items a list of an answer may hold (citations of a criterion, criteria of a target,
+entries of a call); the rest are cut, saying so."""
+ANSWER_DEPTH = 32
+"""The deepest an answer may nest (every stage's schema is a few levels deep); deeper, the answer
+is refused with that reason (the converter would fail on it)."""
+
+
+def bound_answer(v: Any) -> tuple[Any, list[str], str | None]:
+    """An answer within the bounds: ``(the value, what was cut, None)``, strings past
+    :data:`ANSWER_TEXT` and lists past :data:`ANSWER_ITEMS` cut (each cut said once, by where it
+    was: ``$.targets[0].criteria: 1,000,000 items, the first 2,000 kept``), or ``(None, [], why)``
+    for one nested past :data:`ANSWER_DEPTH`. Walked without recursion; values are copied only
+    where cut. A 10 MB reason or a million citations would otherwise be rendered, kept and read
+    back whole."""
+    cuts: list[str] = []
+    root: list[Any] = [v]
+    stack: list[tuple[list[Any] | dict[Any, Any], Any, str, int]] = [(root, 0, "$", 0)]
+    while stack:
+        holder, key, where, depth = stack.pop()
+        x = holder[key]
+        if isinstance(x, str):
+            if len(x) > ANSWER_TEXT:
+                holder[key] = x[:ANSWER_TEXT] + f"… (cut: {len(x):,} characters in all)"
+                if len(cuts) < 20:
+                    cuts.append(f"{where}: a text of {len(x):,} characters, cut to {ANSWER_TEXT:,}")
+        elif isinstance(x, (dict, list)):
+            if depth >= ANSWER_DEPTH:
+                return None, [], (f"the answer is nested deeper than {ANSWER_DEPTH} levels (at {where[:200]}): refused; "
+                                  "no stage's answer nests more than a few")
+            if isinstance(x, list):
+                if len(x) > ANSWER_ITEMS:
+                    if len(cuts) < 20:
+                        cuts.append(f"{where}: {len(x):,} items, the first {ANSWER_ITEMS:,} kept")
+                    x = holder[key] = x[:ANSWER_ITEMS]
+                stack.extend((x, i, f"{where}[{i}]", depth + 1) for i in range(len(x)))
+            else:
+                stack.extend((x, k, f"{where}.{str(k)[:40]}", depth + 1) for k in x)
+    return root[0], cuts, None
 
 
 def json_object_of(text: str) -> dict[str, Any] | None:

@@ -232,7 +232,14 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
 
 def _write_stage(run: Run, sf: Any) -> Any:
     """Write a stage's file; one that cannot be written (asz's fault: something of the answer it
-    kept is no JSON) is written failed with the reason and its traceback, and the run goes on."""
+    kept is no JSON) is written failed with the reason and its traceback, and the run goes on. A
+    stage whose answers were cut (:func:`~.context.bound_answer`) is partial, its note saying what."""
+    cuts = getattr(run, "cuts", {}).get(sf.stage)
+    if cuts and sf.status in ("complete", "partial"):
+        import attrs
+
+        said = [f"an answer past asz's bounds was cut: {c}" for c in cuts[:20]]
+        sf = attrs.evolve(sf, status="partial", note=tuple(said) + tuple(sf.note or ()))
     try:
         run.write_stage(sf)
         return sf
