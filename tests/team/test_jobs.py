@@ -64,10 +64,10 @@ def test_queued_once_run_closed_and_summarised(team_db: str, asz_home: Path, tmp
     _collect(asz_home, EXAMPLE)
     cfg = _config(asz_home)
     script = _script(tmp_path)
-    listing, queued = jobs.judge_all(Filter(), f"scripted:{script}", config=cfg)
+    queued = jobs.judge_all(Filter(), f"scripted:{script}", config=cfg).queued
     assert [q.conversation for q in queued] == [EXAMPLE_ID] and queued[0].job is not None
     # the same run again, while it waits: not queued twice
-    _, again = jobs.judge_all(Filter(), f"scripted:{script}", config=cfg)
+    again = jobs.judge_all(Filter(), f"scripted:{script}", config=cfg).queued
     assert again[0].job is None and again[0].skipped == "already queued"
     assert [r["status"] for r in _rows(team_db)] == ["queued"]
 

@@ -202,6 +202,7 @@ def runs(
     team: Annotated[bool, typer.Option("--team", help="The team's runs, from the team database ($ASZ_JOBS): queued, running, closed or failed, each listed once.")] = False,
     by: Annotated[Optional[TeamBy], typer.Option("--by", help="With --team: cost and scores per project or per week, each conversation once.")] = None,
     html: Annotated[Optional[Path], typer.Option("--html", help="With --team: write the team view as one HTML page with plots to this file.")] = None,
+    server: Server = None,
 ) -> None:
     """List judge runs under ASZ_HOME, newest first: conversation, head, window, status, evaluators, what judging consumed, scores."""
     from .judge import runs as judge_runs

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import queue
 import secrets
 import threading
@@ -380,9 +381,36 @@ def make_app(url: str, *, max_body: int = MAX_BODY) -> Any:
     def who(st: PgStore, auth: str | None, body: bytes) -> Any:
         return {"machine": machine_of(st, auth, write=False)}
 
+    def team_address() -> str:
+        return os.environ.get("ASZ_JOBS") or url  # the queue and the runs' summaries: the store's database
+
+    def team_runs(st: PgStore, auth: str | None, body: bytes) -> Any:
+        from .team import remote
+
+        machine_of(st, auth, write=False)
+        try:
+            return remote.rows_for(team_address(), body)
+        except (ValueError, orjson.JSONDecodeError) as exc:
+            raise Refused(400, f"team runs: {_line(exc)}") from None
+        except AszError as exc:
+            raise Refused(503, f"team runs: {exc}") from None
+
+    def team_judge_all(st: PgStore, auth: str | None, body: bytes) -> Any:
+        from .team import remote
+
+        machine_of(st, auth, write=True)
+        try:
+            return remote.judge_all_for(st, team_address(), body)
+        except (ValueError, orjson.JSONDecodeError) as exc:
+            raise Refused(400, f"judge --all: {_line(exc)}") from None
+        except AszError as exc:
+            raise Refused(400, f"judge --all: {exc}") from None
+
     return Starlette(routes=[Route("/v1/rounds", answer(push), methods=["POST"]),
                              Route("/v1/read", answer(read_), methods=["POST"]),
-                             Route("/v1/whoami", answer(who), methods=["POST"])])
+                             Route("/v1/whoami", answer(who), methods=["POST"]),
+                             Route("/v1/team/runs", answer(team_runs), methods=["POST"]),
+                             Route("/v1/team/judge-all", answer(team_judge_all), methods=["POST"])])
 
 
 def _line(exc: BaseException) -> str:

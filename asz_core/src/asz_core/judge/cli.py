@@ -102,11 +102,11 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
             from ..conversations import Filter
             from ..team import jobs, team_report
 
-            listing, queued = jobs.judge_all(
+            done = jobs.judge_all(
                 Filter.of(since, until, timezone, project or (), runtime or ()), evaluator, stage_evaluators=per_stage,
                 window=window, stages=tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None,
                 config=config)
-            emit(team_report.queued_json(listing, queued) if json else team_report.queued_text(listing, queued), json)
+            emit(team_report.queued_json(done) if json else team_report.queued_text(done), json)
             return
         if filtering:
             raise typer.BadParameter("--since, --until, --timezone, --project and --runtime choose conversations for --all",

@@ -78,6 +78,15 @@ def ensure_schema(conn: Any) -> None:
 # --- enqueue --------------------------------------------------------------------------------------
 
 @frozen
+class Queued:
+    """What ``asz judge --all`` did: the filter, how many conversations it kept, each one's job."""
+
+    filter: dict[str, Any]
+    conversations: int
+    queued: tuple[Enqueued, ...]
+
+
+@frozen
 class Enqueued:
     job: int | None
     conversation: str
@@ -123,12 +132,17 @@ def enqueue(listing: Any, evaluator: str, *, stage_evaluators: dict[str, str] | 
 
 def judge_all(f: Any, evaluator: str | None, *, stage_evaluators: dict[str, str] | None = None,
               window: str | None = None, stages: tuple[str, ...] | None = None, config: Path | None = None,
-              store: Any = None) -> tuple[Any, list[Enqueued]]:
+              store: Any = None) -> Queued:
     """``asz judge --all``: the conversations the filter keeps, each queued at its current head.
-    The evaluator is the one given, else asz.yaml's: a worker runs it, so none is picked here."""
+    The evaluator is the one given, else asz.yaml's: a worker runs it, so none is picked here.
+    Over an ``asz server`` (``--server``), the server queues them in its own job engine."""
     from .. import conversations as convs
     from ..judge import config as configs
+    from . import remote
 
+    if remote.server_url():
+        got, queued = remote.judge_all(f, evaluator, stage_evaluators=stage_evaluators, window=window, stages=stages)
+        return Queued(got["filter"], got["conversations"], tuple(queued))
     cfg = configs.load(config)
     evaluator = evaluator or cfg.judge.evaluator
     if not evaluator:
@@ -136,13 +150,19 @@ def judge_all(f: Any, evaluator: str | None, *, stage_evaluators: dict[str, str]
                        "asz.yaml (the workers run it, so none is picked on this machine)")
     address = database.url(cfg)
     listing = convs.listing(f, store=store)
-    return listing, enqueue(listing, evaluator, stage_evaluators=stage_evaluators, window=window, stages=stages,
-                            address=address, jobs=cfg.jobs)
+    queued = enqueue(listing, evaluator, stage_evaluators=stage_evaluators, window=window, stages=stages,
+                     address=address, jobs=cfg.jobs)
+    return Queued(listing.filter.to_json(), len(listing.rows), tuple(queued))
 
 
 def team_rows(conversation: str | None = None, *, config: Path | None = None) -> list[dict[str, Any]]:
-    """The team's runs as the team database holds them (:func:`.summaries.rows`)."""
+    """The team's runs as the team database holds them (:func:`.summaries.rows`), or as the
+    ``asz server`` the store is read through answers them."""
     from ..judge import config as configs
+    from . import remote
+
+    if remote.server_url():
+        return remote.rows(conversation)
 
     conn = database.connect(database.url(configs.load(config)))
     try:

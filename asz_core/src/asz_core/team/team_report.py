@@ -63,13 +63,14 @@ def runs_text(rows: list[dict[str, Any]], tz: dt.tzinfo | None = None) -> Any:
     return RichGroup(t)
 
 
-def queued_json(listing: Any, queued: list[Any]) -> dict[str, Any]:
-    return {"filter": listing.filter.to_json(), "conversations": len(listing.rows),
+def queued_json(done: Any) -> dict[str, Any]:
+    return {"filter": done.filter, "conversations": done.conversations,
             "queued": [{"job": q.job, "conversation": q.conversation, "head": q.head, "project": q.project,
-                        "skipped": q.skipped} for q in queued]}
+                        "skipped": q.skipped} for q in done.queued]}
 
 
-def queued_text(listing: Any, queued: list[Any]) -> Any:
+def queued_text(done: Any) -> Any:
+    queued = done.queued
     if not queued:
         return Text("no conversation matches: nothing queued (`asz conversations` with the same filters lists them)",
                     style="dim")
