@@ -343,8 +343,9 @@ def test_events_are_kept_only_when_what_they_cite_shows_them(corpus_store: Any, 
     assert got == [
         ("left_out", "t2 event e0", "delivered of revision: it cites no tool step that returned after the target was set "
                                     "(a request is not the thing done); nothing it cites shows it: s131: the Bash call returned"),
-        ("left_out", "t2 event e2", "a reply that only repeats a delivered result is no event: nothing was observed between "
-                                    "t2.e1 (s136) and s138"),
+        ("left_out", "t2 event e2", "a reply that only repeats a delivered result is no event: no work was redone between "
+                                    "t2.e1 (s136) and s138 (a file operation of t2, a check's result it cites, an undoing, a "
+                                    "contradiction or the person's correction)"),
         ("left_out", "t2 event e3", "delivered of file: it cites no tool step that returned after the target was set (a "
                                     "request is not the thing done); nothing it cites shows it: s138: a reply of the agent"),
         ("left_out", "t2 event e4", "undone of file: it cites no tool step that returned after the target was set (a "

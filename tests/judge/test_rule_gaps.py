@@ -127,3 +127,26 @@ def test_a_round_of_rework_holds_only_work_its_target_received(corpus_store: Any
             "agent's work for the target after the trigger") in c
     assert ("left_out", "t2 rework 1", "attempt, trigger and redo do not come in that order, each shown: no step of the "
             "agent's work for the target (or before the window) at or before the trigger") in c
+
+
+# --- a reply that only repeats a delivered result is no event -----------------------------------------
+
+def test_a_closing_summary_after_reads_is_no_delivery_again(corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280 t2: the push s136 delivered; then the reply s138, the beads read (s139, s141, s142:
+    Bash steps that change nothing for t2) and the reply s144. A delivery again at s144 citing the
+    reply alone rests on no redone work: left out, so the push still stands (and a contradiction of
+    it still applies). Citing the read's result it reports, it is kept."""
+    t2 = copy.deepcopy(T2)
+    t2["events"] = [{"key": "e1", "event": "delivered", "concerns": "remote_change", "cites": ["s136"]},
+                    {"key": "e2", "event": "delivered_again", "concerns": "answer", "cites": ["s144"]}]
+    t2["contradictions"] = [{"delivery": "e1", "disproves": "criteria", "criteria": ["t2.c2"], "cites": ["s134"]}]
+    res, st = story(corpus_store, tmp_path, t2=t2)
+    t = target(st, "t2")
+    assert [e["id"] for e in t["events"]] == ["t2.e1"] and t["standing"] == ["t2.e1"]
+    assert any(w == "t2 event e2" and x.startswith("a reply that only repeats a delivered result is no event: no work was "
+                                                   "redone between t2.e1 (s136) and s144") for _, w, x in checks(st))
+    close = json.loads((res.path / "close.json").read_text())["statement"]
+    assert next(x for x in close["targets"] if x["id"] == "t2")["outcome"]["class"] == "contradicted"
+    t2["events"][1]["cites"] = ["s144", "s141"]
+    _, st = story(corpus_store, tmp_path, t2=t2)
+    assert [e["id"] for e in target(st, "t2")["events"]] == ["t2.e1", "t2.e2"] and target(st, "t2")["standing"] == ["t2.e2"]

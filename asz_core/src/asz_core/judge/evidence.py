@@ -302,6 +302,11 @@ class Evidence:
         """A reply of the agent on the main stream after ``target`` was set: what delivers an answer."""
         return self.main_reply(c) and self.after_set(c, target)
 
+    def corrections(self, target: str) -> list[str]:
+        """The person's inputs that corrected ``target`` (the targets stage's ``correct`` actions)."""
+        return [i for i, acts in self._acts.items() if i not in self.not_person
+                and any(a.target == target and a.action == "correct" for a in acts)]
+
     def person_after_setting(self, c: Cite, target: str) -> bool:
         """The person's input after every input that set ``target``."""
         setting = self._setting.get(target)

@@ -101,7 +101,7 @@ class TargetCheck:
         criteria = self.criteria(ans.get("criteria"), basis)
         claims = self.claims(ans.get("claims"))
         criteria = self.contradicted_by_claims(criteria, claims)
-        events, standing, key_of = self.events(ans.get("events"))
+        events, standing, key_of = self.events(ans.get("events"), ans.get("contradictions"))
         contradictions = self.contradictions(ans.get("contradictions"), key_of, standing,
                                              {e.id for e in events if e.event == "undone"})
         rework = self.rework(ans.get("rework"))
@@ -274,9 +274,11 @@ class TargetCheck:
 
     # --- events -------------------------------------------------------------------------------------
 
-    def events(self, raw: Any) -> tuple[list[Event], tuple[str, ...], dict[str, str]]:
+    def events(self, raw: Any, raw_contradictions: Any = None) -> tuple[list[Event], tuple[str, ...], dict[str, str]]:
         """Deliveries, undoings and deliveries again, kept in order, each placed at the earliest
         step that shows it; and the deliveries standing at the end."""
+        contradicting = [c.seq for x in _list(raw_contradictions) for c in self.ev.cites(_obj(x).get("cites"))
+                         if c.seq is not None and self.ev.beyond_words(c, self.tid)]
         kept: list[Event] = []
         key_of: dict[str, str] = {}
         seq_of: dict[str, int] = {}
@@ -309,10 +311,12 @@ class TargetCheck:
             if kept and at.seq <= seq_of[kept[-1].id]:  # type: ignore[operator]
                 self.note("left_out", where, f"{kind} at {at.step}, not recorded after {kept[-1].id} ({kept[-1].at})")
                 continue
-            if kind != "undone" and kept and all(self.ev.main_reply(c) for c in shown) and not self.new_since(
-                    seq_of[kept[-1].id], at.seq):  # type: ignore[arg-type]
-                self.note("left_out", where, f"a reply that only repeats a delivered result is no event: nothing was "
-                                             f"observed between {kept[-1].id} ({kept[-1].at}) and {at.step}")
+            if kind != "undone" and kept and all(self.ev.main_reply(c) for c in shown) and not self.redone(
+                    seq_of[kept[-1].id], at.seq, kept[-1].event, cs, contradicting):  # type: ignore[arg-type]
+                self.note("left_out", where, f"a reply that only repeats a delivered result is no event: no work was redone "
+                                             f"between {kept[-1].id} ({kept[-1].at}) and {at.step} (a file operation of "
+                                             f"{self.tid}, a check's result it cites, an undoing, a contradiction or the "
+                                             "person's correction)")
                 continue
             eid = f"{self.tid}.e{len(kept) + 1}"
             corrects: tuple[str, ...] = ()
@@ -358,13 +362,25 @@ class TargetCheck:
                                          "no earlier delivery")
         return got
 
-    def new_since(self, after: int, before: int) -> bool:
-        """Whether the target's work holds something observed, or the person's input, between two places."""
-        for sid in self.ev.work(self.tid):
-            c = self.ev.cite(sid)
-            if c.seq is not None and after < c.seq < before and (self.ev.observed(c) or self.ev.person(c)):
-                return True
-        return False
+    def redone(self, after: int, before: int, last: str, cs: Sequence[Cite], contradicting: Sequence[int]) -> bool:
+        """Whether a reply after the event at ``after`` rests on work redone since (spec: "A reply
+        that only repeats a result already delivered, such as a closing summary, is no event"):
+        a file operation of the target, a check's result the reply's event cites, an undoing (the
+        event before it), a contradiction's evidence or the person's correction of the target
+        between the two. A tool step that changes nothing for the target (a to-do list, a read)
+        is none of these."""
+        def between(seq: int | None) -> bool:
+            return seq is not None and after < seq < before
+
+        if last == "undone":
+            return True
+        if any(between(self.ev.cite(self.op_step.get(o)).seq) for o in self.own_ops):
+            return True
+        if any(self.ev.tool_result(c) and between(c.seq) for c in cs):
+            return True
+        if any(between(x) for x in contradicting):
+            return True
+        return any(between(self.ev.cite(i).seq) for i in self.ev.corrections(self.tid))
 
     def contradictions(self, raw: Any, key_of: dict[str, str], standing: tuple[str, ...],
                        undoings: set[str]) -> list[Contradiction]:
