@@ -70,6 +70,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._send(200, HTML, "text/html; charset=utf-8", {"ETag": '"v7"', "Last-Modified": "Tue, 20 Oct 2026 09:00:00 GMT"})
             elif p == "/postmortem.pdf":
                 self._send(200, PDF, "application/pdf")
+            elif p == "/api/tickets/OPS-12":  # the fetcher template's ticket API
+                self._send(200, b'{"title": "Totals off by a cent", "description": "Cause: rounding.", "version": 7, '
+                                b'"reporter": "Priya"}', "application/json")
             elif p == "/note.txt":
                 self._send(200, b"plain note\nsecond line\n", "text/plain")
             elif p == "/loop":

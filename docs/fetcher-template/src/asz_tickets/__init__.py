@@ -1,0 +1,1 @@
+"""asz source fetcher for a ticket system's API (a template: docs/writing-plugins.md)."""
