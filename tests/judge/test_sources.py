@@ -322,3 +322,28 @@ def test_control_characters_of_a_source_are_saved_visibly(tmp_path: Path) -> Non
     copy = take(str(f))
     assert copy.text == "cause: A\\x1b]0;owned\\x07 then \\u202eB\\x00\nnext\tline\n"
     assert copy.manifest.text.lines == 2
+
+
+def test_sources_of_asz_yaml_and_the_flags_are_saved_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from .test_example import ROOT
+
+    monkeypatch.setenv("ASZ_HOME", str(tmp_path / "home"))
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "incident.md").write_text("the cause was X\n")
+    (conf / "asz.yaml").write_text("sources: [incident.md]\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "ticket.md").write_text("decided: Y\n")
+    monkeypatch.chdir(work)
+    r = CliRunner().invoke(app, ["collect", str(ROOT / "examples" / "claude-code")])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["judge", "5e1f0c2a", "--evaluator", f"scripted:{ROOT / 'examples' / 'scripted-5e1f0c2a.yaml'}",
+                                 "--config", str(conf / "asz.yaml"), "--source", "ticket.md", "--source", "incident.md",
+                                 "--stages", "targets", "--json"])
+    assert r.exit_code == 0, r.output
+    run = json.loads(r.stdout)["run"]
+    # asz.yaml's relative to the file, the flags' relative to the working folder, each once, in order
+    assert run["sources"] == [str(conf / "incident.md"), str(work / "ticket.md"), str(work / "incident.md")]
+    saved = source_files.read_saved(Path(json.loads(r.stdout)["path"]))
+    assert [(s.id, s.manifest.status) for s in saved] == [("src1", "saved"), ("src2", "saved"), ("src3", "failed")]
