@@ -211,9 +211,9 @@ def runs(
     if (by or html) and not team:
         raise typer.BadParameter("--by and --html are for --team", param_hint="--team")
     if team:
-        from .team import jobs, team_report, view
+        from .team import remote, team_report, view
 
-        rows = jobs.team_rows(conversation)
+        rows = remote.rows(conversation)
         if html:
             team_report.write_page(html, team_report.page(view.groups(rows, "project"), view.groups(rows, "week"), rows))
             err.print(f"wrote {escape(str(html))}", highlight=False, soft_wrap=True)

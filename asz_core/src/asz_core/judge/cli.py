@@ -100,9 +100,9 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
                 raise typer.BadParameter("--goals regroups one conversation's run: `asz judge regroup RUN --goals FILE`",
                                          param_hint="--goals")
             from ..conversations import Filter
-            from ..team import jobs, team_report
+            from ..team import remote, team_report
 
-            done = jobs.judge_all(
+            done = remote.judge_all(
                 Filter.of(since, until, timezone, project or (), runtime or ()), evaluator, stage_evaluators=per_stage,
                 window=window, stages=tuple(x.strip() for x in stages.split(",") if x.strip()) if stages else None,
                 config=config)

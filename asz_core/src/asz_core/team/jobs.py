@@ -134,15 +134,10 @@ def judge_all(f: Any, evaluator: str | None, *, stage_evaluators: dict[str, str]
               window: str | None = None, stages: tuple[str, ...] | None = None, config: Path | None = None,
               store: Any = None) -> Queued:
     """``asz judge --all``: the conversations the filter keeps, each queued at its current head.
-    The evaluator is the one given, else asz.yaml's: a worker runs it, so none is picked here.
-    Over an ``asz server`` (``--server``), the server queues them in its own job engine."""
+    The evaluator is the one given, else asz.yaml's: a worker runs it, so none is picked here."""
     from .. import conversations as convs
     from ..judge import config as configs
-    from . import remote
 
-    if remote.server_url():
-        got, queued = remote.judge_all(f, evaluator, stage_evaluators=stage_evaluators, window=window, stages=stages)
-        return Queued(got["filter"], got["conversations"], tuple(queued))
     cfg = configs.load(config)
     evaluator = evaluator or cfg.judge.evaluator
     if not evaluator:
@@ -156,13 +151,8 @@ def judge_all(f: Any, evaluator: str | None, *, stage_evaluators: dict[str, str]
 
 
 def team_rows(conversation: str | None = None, *, config: Path | None = None) -> list[dict[str, Any]]:
-    """The team's runs as the team database holds them (:func:`.summaries.rows`), or as the
-    ``asz server`` the store is read through answers them."""
+    """The team's runs as the team database holds them (:func:`.summaries.rows`)."""
     from ..judge import config as configs
-    from . import remote
-
-    if remote.server_url():
-        return remote.rows(conversation)
 
     conn = database.connect(database.url(configs.load(config)))
     try:

@@ -1,6 +1,6 @@
-"""Team runs over an ``asz server`` (``--server URL``): the server queues the runs in the job engine
-on its own PostgreSQL and answers the team's runs, for a machine that reaches the team only
-through it. The server's side is :func:`judge_all_for` and :func:`rows_for`, behind
+"""Team runs here or over an ``asz server`` (``--server URL``), what the commands call: over a
+server, it queues the runs in the job engine on its own PostgreSQL and answers the team's runs, for
+a machine that reaches the team only through it. The server's side is :func:`judge_all_for` and :func:`rows_for`, behind
 ``POST /v1/team/judge-all`` (a token that may write) and ``POST /v1/team/runs`` (any token)."""
 
 from __future__ import annotations
@@ -37,17 +37,28 @@ def _post(path: str, body: dict[str, Any]) -> Any:
 
 # --- the client's side ------------------------------------------------------------------------------
 
-def judge_all(f: Any, evaluator: str | None, *, stage_evaluators: dict[str, str] | None, window: str | None,
-              stages: tuple[str, ...] | None) -> tuple[dict[str, Any], list[Any]]:
-    from .jobs import Enqueued
+def judge_all(f: Any, evaluator: str | None, *, stage_evaluators: dict[str, str] | None = None,
+              window: str | None = None, stages: tuple[str, ...] | None = None, config: Any = None) -> Any:
+    """``asz judge --all``: over the server when the store is read through one (``--server``), else
+    in the team database's job engine (:func:`.jobs.judge_all`)."""
+    from .jobs import Enqueued, Queued, judge_all as here
 
+    if not server_url():
+        return here(f, evaluator, stage_evaluators=stage_evaluators, window=window, stages=stages, config=config)
     got = _post("/v1/team/judge-all", {"filter": f.to_json(), "evaluator": evaluator,
                                         "stage_evaluators": stage_evaluators or {}, "window": window,
                                         "stages": list(stages) if stages else None})
-    return got, [Enqueued(q["job"], q["conversation"], q["head"], q["project"], q.get("skipped")) for q in got["queued"]]
+    return Queued(got["filter"], got["conversations"],
+                  tuple(Enqueued(q["job"], q["conversation"], q["head"], q["project"], q.get("skipped"))
+                        for q in got["queued"]))
 
 
-def rows(conversation: str | None) -> list[dict[str, Any]]:
+def rows(conversation: str | None = None, config: Any = None) -> list[dict[str, Any]]:
+    """The team's runs: as the server answers them (``--server``), else from the team database."""
+    from .jobs import team_rows
+
+    if not server_url():
+        return team_rows(conversation, config=config)
     return list(_post("/v1/team/runs", {"conversation": conversation})["result"])
 
 
