@@ -56,9 +56,10 @@ def test_collect_json_then_again(asz_home: Path, tmp_path: Path) -> None:
     folder = tmp_path / "files"
     copy(ORIGIN, folder)
     first = _ok("collect", str(folder), "--json")
-    assert set(first) == {"files_read", "files_unchanged", "bytes_read", "records_seen", "records_published",
-                          "rounds", "warnings"}
-    assert (first["files_read"], first["files_unchanged"], first["bytes_read"]) == (1, 0, ORIGIN.stat().st_size)
+    assert set(first) == {"files_read", "files_unchanged", "bytes_looked_at", "bytes_read", "records_seen",
+                          "records_published", "rounds", "warnings"}
+    assert (first["files_read"], first["files_unchanged"], first["bytes_read"], first["bytes_looked_at"]) == \
+        (1, 0, ORIGIN.stat().st_size, ORIGIN.stat().st_size)
     (rnd,) = first["rounds"]
     assert rnd["conversation"] == ORIGIN.stem and rnd["number"] == 1 and rnd["parent"] == ""
     assert rnd["records"] == first["records_published"] == 189 and len(rnd["head"]) == 64
@@ -67,8 +68,18 @@ def test_collect_json_then_again(asz_home: Path, tmp_path: Path) -> None:
     copy(RESUMED, folder)
     second = _ok("collect", str(folder), "--json")
     assert [(r["conversation"], r["number"], r["parent"]) for r in second["rounds"]] == [(ORIGIN.stem, 2, rnd["head"])]
+    # what it read (the new file) apart from what it looked at (the unchanged one too)
+    sizes = ORIGIN.stat().st_size + RESUMED.stat().st_size
+    assert (second["bytes_read"], second["bytes_looked_at"]) == (RESUMED.stat().st_size, sizes)
     third = _ok("collect", str(folder), "--json")
     assert (third["rounds"], third["records_published"], third["files_unchanged"]) == ([], 0, 2)
+    assert (third["bytes_read"], third["bytes_looked_at"]) == (0, sizes)
+    # a grown file: its new bytes read, every byte of both looked at
+    with open(folder / RESUMED.name, "ab") as fh:
+        fh.write(ORIGIN.read_bytes().splitlines(keepends=True)[-1])
+    grown = _ok("collect", str(folder), "--json")
+    extra = len(ORIGIN.read_bytes().splitlines(keepends=True)[-1])
+    assert (grown["files_read"], grown["bytes_read"], grown["bytes_looked_at"]) == (1, extra, sizes + extra)
 
 
 def test_collect_prints_a_table_for_people(asz_home: Path, tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
-"""`asz collect --json` and `asz ledger --json` run without typer, rich and pydantic (issue 16:
-the lean path for hot commands), and print exactly what the full CLI prints for the same
-arguments; whatever the lean parser does not take goes to the full CLI."""
+"""The commands a person types daily and programs run (`asz collect`, `asz ledger`, `asz
+conversations`, `asz show`, `asz runs`, tables and --json) run without typer and pydantic (issues
+16 and 28: the lean path), the JSON of collect and ledger without rich either, and print exactly
+what the full CLI prints for the same arguments; whatever the lean parser does not take goes to
+the full CLI."""
 
 from __future__ import annotations
 
@@ -23,19 +25,32 @@ FULL = "import sys; from asz_core.cli import main; sys.argv[0] = 'asz'; main()"
 HEAVY = ("typer", "rich", "pydantic", "cattrs", "click")
 
 
-def test_the_lean_parser_takes_the_hot_commands_and_nothing_else() -> None:
+def test_the_lean_parser_takes_the_daily_commands_and_nothing_else() -> None:
     assert parse(["collect", "--json"]) == ("collect", {"--json": True}, [])
+    assert parse(["collect"]) == ("collect", {}, [])
     assert parse(["collect", "a", "--runtime=kiro", "b", "--json", "--", "--c"]) == \
         ("collect", {"--runtime": "kiro", "--json": True}, ["a", "b", "--c"])
     assert parse(["ledger", "abc", "--by", "talk", "--tz", "UTC", "--project", "x", "--project=y", "--json",
                   "--timezone", "Europe/Paris"]) == \
         ("ledger", {"--by": "talk", "--timezone": "Europe/Paris", "--project": ["x", "y"], "--json": True}, ["abc"])
-    for argv in (["collect"], ["ledger"], ["ledger", "--json", "-h"], ["collect", "--json", "--help"],
-                 ["ledger", "--json", "--by", "week"], ["ledger", "--json", "--head", "r1"],
+    assert parse(["ledger", "--by", "day"]) == ("ledger", {"--by": "day"}, [])
+    assert parse(["conversations", "-n", "3", "--runtime", "codex", "--since=3d"]) == \
+        ("conversations", {"--last": 3, "--runtime": ["codex"], "--since": "3d"}, [])
+    assert parse(["show", "abc", "-k", "k2", "--head", "r1", "--tz", "UTC"]) == \
+        ("show", {"--talk": "k2", "--head": "r1", "--timezone": "UTC"}, ["abc"])
+    assert parse(["show", "abc", "--operations", "--json"]) == ("show", {"--operations": True, "--json": True}, ["abc"])
+    assert parse(["runs"]) == ("runs", {}, [])
+    assert parse(["runs", "abc", "--timezone", "UTC"]) == ("runs", {"--timezone": "UTC"}, ["abc"])
+    for argv in (["ledger", "--json", "-h"], ["collect", "--json", "--help"], ["collect", "-h"],
+                 ["ledger", "--json", "--by", "week"], ["ledger", "--by", "week"], ["ledger", "--json", "--head", "r1"],
                  ["ledger", "c", "--json", "--by", "project"], ["ledger", "a", "b", "--json"],
                  ["ledger", "--json", "--since"], ["ledger", "--json", "--since", "--until", "x"],
-                 ["collect", "--json", "--bogus"], ["show", "x", "--json"], ["--version"], []):
-        assert parse(argv) is None, argv  # the full CLI: a table, help, or its own usage error
+                 ["collect", "--json", "--bogus"], ["collect", "--tz", "UTC"], ["show"], ["show", "a", "b"],
+                 ["show", "a", "--by", "day"], ["show", "a", "-n", "3"], ["conversations", "x"],
+                 ["conversations", "--last", "x"], ["conversations", "--last", "-1"], ["conversations", "-n=3"],
+                 ["conversations", "--last", "\u0663"], ["conversations", "-k", "k1"], ["runs", "a", "b"],
+                 ["runs", "--json=1"], ["plugins"], ["judge", "x"], ["prices", "update"], ["--version"], []):
+        assert parse(argv) is None, argv  # the full CLI: another command, help, or its own usage error
 
 
 def _run(code: str, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -90,11 +105,18 @@ def test_the_hot_commands_import_no_typer_rich_or_pydantic(project: Path, tmp_pa
              "atexit.register(lambda: sys.stderr.write('HEAVY ' + ' '.join(m for m in %r if m in sys.modules) + '\\n'))\n"
              % (HEAVY,)) + ASZ_MAIN.replace("; ", "\n")
     # A first ledger prices the calls with the shipped snapshot, read lean (genai-prices' types,
-    # built on pydantic, are not needed); the next reads the summaries it kept.
+    # built on pydantic, are not needed); the next reads the summaries it kept. A table needs
+    # rich (its console, table and text), and nothing else of the list; `asz runs` reads the run
+    # files through the one converter (cattrs).
     for args, heavy in ((["collect", str(project), "--json"], ""), (["ledger", "--json"], ""),
-                        (["ledger", "--json"], ""), (["collect", str(project), "--json"], "")):
+                        (["ledger", "--json"], ""), (["collect", str(project), "--json"], ""),
+                        (["collect", str(project)], " rich"), (["ledger"], " rich"), (["ledger", "--by", "day"], " rich"),
+                        (["conversations"], " rich"), (["runs"], " rich cattrs")):
         r = _run(probe, home, *args)
         assert r.returncode == 0, r.stderr
         assert r.stderr.splitlines()[-1].rstrip() == "HEAVY" + heavy, (args, r.stderr)
-    table = _run(probe, home, "ledger")  # a table is the full CLI's
-    assert table.returncode == 0 and "rich" in table.stderr.splitlines()[-1]
+    cid = json.loads(_run(ASZ_MAIN, home, "ledger", "--json").stdout)["rows"][0]["key"]
+    shown = _run(probe, home, "show", cid[:8])
+    assert shown.returncode == 0 and shown.stderr.splitlines()[-1].rstrip() == "HEAVY rich", shown.stderr
+    full = _run(probe, home, "plugins")  # a command this path does not take: the full CLI's
+    assert full.returncode == 0 and "typer" in full.stderr.splitlines()[-1]

@@ -14,10 +14,8 @@ import typer
 from rich.markup import escape
 from typer.core import TyperCommand
 
-from . import api, commands, help_labels, ledger_report, report
-from . import conversations as convs
-from . import ledger as ledgers
-from . import pricing, times
+from . import api, commands, help_labels, ledger_report, outputs, pricing, report, times
+from .collect_report import progress_bar
 from .commands import AszGroup, Server
 from .errors import AszError, os_error_text
 from .tables import console
@@ -79,14 +77,13 @@ def collect(
     from .collect import STOPPED
 
     try:
-        with report.progress_bar(out, enabled=not json) as progress:
-            result = api.collect_paths(paths, runtime=runtime, progress=progress)
+        result, thing = outputs.collect(paths, runtime, json, out)
     except KeyboardInterrupt:  # collect writes in one transaction: it was not committed
         err.print(inert(STOPPED), highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
     for p in result.problems:
         err.print(f"[yellow]warning:[/] {escape(inert(p, one_line=True))}", highlight=False)
-    _emit(report.collect_json(result) if json else report.collect_table(result, convs.short_ids()), json)
+    _emit(thing, json)
     if result.read_nothing:
         raise typer.Exit(1)
 
@@ -107,9 +104,7 @@ def conversations(
     server: Server = None,
 ) -> None:
     """List collected conversations, newest activity last: when, project, cost, talks, calls, first input."""
-    f = convs.Filter.of(since, until, timezone, project or (), runtime or ())
-    lst = convs.listing(f, last=last)
-    _emit(report.listing_json(lst) if json else report.listing_table(lst, wide), json)
+    _emit(outputs.conversations(since, until, timezone, project or (), runtime or (), last, json, wide), json)
 
 
 @app.command()
@@ -123,21 +118,7 @@ def show(
     server: Server = None,
 ) -> None:
     """Show a conversation's talks (start, duration, inputs and replies, tokens, money), sub-agents and streams."""
-    tz = times.zone(timezone)
-    if talk:
-        o = convs.show_talk(conversation, talk, head)
-        _emit(report.outline_json(o.conversation, o.talk, o.steps, o.ledger) if json
-              else report.outline_text(o.conversation, o.talk, o.steps, o.ledger, tz), json)
-        return
-    if operations:
-        from .operations import of_conversation
-
-        conv = api.load(conversation, head)
-        ops = of_conversation(conv)
-        _emit(report.operations_json(conv, ops) if json else report.operations_text(conv, ops), json)
-        return
-    s = convs.show(conversation, head)
-    _emit(report.show_json(s.conversation, s.ledger) if json else report.show_text(s.conversation, s.ledger, tz), json)
+    _emit(outputs.show(conversation, head, talk, timezone, json, operations), json)
 
 
 @app.command()
@@ -172,21 +153,8 @@ def ledger(
         raise typer.BadParameter("--head needs a conversation", param_hint="--head")
     if conversation and by in (By.project, By.block):
         raise typer.BadParameter(f"--by {by.value} is for the ledger of all conversations", param_hint="--by")
-    path, cut = (str(prices) if prices else None), (by.value if by else None)
-    f = convs.Filter.of(since, until, timezone, project or (), runtime or ())
-    with ledgers.no_gc():  # many objects, few cycles: the cycle collector only costs time here
-        if conversation:
-            led = convs.ledger_of_one(conversation, head, f, prices=path)
-            _emit(ledger_report.ledger_json(led, cut, f.tz) if json else ledger_report.ledger_text(led, cut, f.tz), json)
-            return
-        if by == By.block:
-            from . import blocks
-
-            bl = blocks.ledger_blocks(f, prices=path)
-            _emit(ledger_report.blocks_json(bl) if json else ledger_report.blocks_text(bl, f.tz), json)
-            return
-        al = convs.ledger_of_all(f, cut, prices=path)
-        _emit(ledger_report.all_ledger_json(al) if json else ledger_report.all_text(al), json)
+    _emit(outputs.ledger(conversation, head, by.value if by else None, since, until, timezone, project or (), runtime or (),
+                         json, str(prices) if prices else None), json)
 
 
 class TeamBy(str, Enum):
@@ -205,9 +173,6 @@ def runs(
     server: Server = None,
 ) -> None:
     """List judge runs under ASZ_HOME, newest first: conversation, head, window, status, evaluators, what judging consumed, scores."""
-    from .judge import runs as judge_runs
-    from .judge import runs_report
-
     if (by or html) and not team:
         raise typer.BadParameter("--by and --html are for --team", param_hint="--team")
     if team:
@@ -224,16 +189,7 @@ def runs(
             _emit(rows if json else team_report.runs_text(rows, times.zone(timezone)), json)
         return
 
-    rows = judge_runs.list_runs(conversation)
-    if conversation and not rows:  # a conversation the store does not hold is said, not listed as having no runs
-        from .store import Store
-
-        st = Store.open()
-        try:
-            st.resolve(conversation)
-        finally:
-            st.close()
-    _emit(runs_report.runs_json(rows) if json else runs_report.runs_text(rows, convs.short_ids(), times.zone(timezone), conversation), json)
+    _emit(outputs.runs(conversation, timezone, json), json)
 
 
 @app.command()
@@ -265,7 +221,7 @@ def push(
         raise typer.BadParameter("give the server: --server URL, or set ASZ_SERVER", param_hint="--server")
     st = Store.open()
     try:
-        with report.progress_bar(err, enabled=not json, what="push") as bar:
+        with progress_bar(err, enabled=not json, what="push") as bar:
             result = pushing.push(st, url, os.environ.get("ASZ_TOKEN"), progress=(lambda d, t: bar(d, t, "")) if bar else None)
     finally:
         st.close()

@@ -41,10 +41,15 @@ class CollectResult:
     files_read: int
     files_unchanged: int
     bytes_read: int
+    """The bytes read from the files read, from where each was last read to its end (a grown
+    file's new bytes, a new or rewritten file whole): what this collect had to parse."""
     records_seen: int
     records_published: int
     rounds: tuple[Round, ...]
     problems: tuple[Problem, ...]
+    bytes_looked_at: int = 0
+    """The size of every file looked at, read or found unchanged (unchanged files are only
+    stat'ed, or their last 4 KiB before the read position compared): what the progress bar counts."""
 
     @property
     def conversations(self) -> int:
@@ -59,7 +64,8 @@ class CollectResult:
 def collect_json(r: CollectResult) -> dict[str, Any]:
     """What ``asz collect --json`` prints."""
     return {
-        "files_read": r.files_read, "files_unchanged": r.files_unchanged, "bytes_read": r.bytes_read,
+        "files_read": r.files_read, "files_unchanged": r.files_unchanged, "bytes_looked_at": r.bytes_looked_at,
+        "bytes_read": r.bytes_read,
         "records_seen": r.records_seen, "records_published": r.records_published,
         "rounds": [attrs.asdict(x) for x in r.rounds], "warnings": [str(p) for p in r.problems],
     }
@@ -103,6 +109,9 @@ class _Counts:
     read: int = 0
     unchanged: int = 0
     done: int = 0
+    """Bytes looked at: each file's size once it is taken, read or unchanged (the progress bar's count)."""
+    read_bytes: int = 0
+    """Bytes read: from each read file's cursor to its end."""
     seen: int = 0
     published: int = 0
 
@@ -156,6 +165,7 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
             if any(c is None for c in convs):
                 continue  # a session not collected yet: the whole file waits for a later collect
             n.read += 1
+            n.read_bytes += max(0, st.st_size - cursor.offset)
             problems.extend(i for i in items if isinstance(i, Problem))
             for conv, e in zip(convs, entries):
                 n.seen += 1
@@ -170,7 +180,7 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
                 problems.append(Problem(str(f), 0, f"{_unopenable(f, exc)}; read again at the next collect"))
         problems.extend(_rewrite_notes(w, None))
         rounds = w.close_rounds()
-    return CollectResult(n.read, n.unchanged, n.done, n.seen, n.published, tuple(rounds), tuple(problems))
+    return CollectResult(n.read, n.unchanged, n.read_bytes, n.seen, n.published, tuple(rounds), tuple(problems), n.done)
 
 
 @attrs.define
@@ -242,7 +252,8 @@ def _take(s: _Step, items: Iterator[Item], store: Store, w: Writer, binder: _Bin
         problems.append(Problem(str(f), last + 1, f"reading stopped ({error_text(exc)}); what came before is kept, "
                                                   "the rest is read again at the next collect"))
     problems.extend(_rewrite_notes(w, str(f)))
-    n.done += max(0, st.st_size - start)
+    n.done += st.st_size
+    n.read_bytes += max(0, st.st_size - start)
 
 
 # --- which adapter reads which file -------------------------------------------------------

@@ -1,9 +1,10 @@
-"""The `asz` command's entry point. The two commands programs run all the time, ``asz collect
---json`` and ``asz ledger --json``, run here without typer, rich and pydantic (about a third of a
-second of imports, more than either command's own work when nothing is new). They parse the same
-options as asz_core.cli's commands and call the same library functions; anything else (another
-command, a table, ``-h``, an option or a value this parser does not take, a mistake to explain)
-goes to the full CLI, which says what is wrong exactly as it always did."""
+"""The `asz` command's entry point. The commands a person types every day and the ones programs
+run all the time (``asz collect``, ``asz ledger``, ``asz conversations``, ``asz show``, ``asz runs``,
+as tables or with ``--json``) run here without typer, click and pydantic (about a third of a second
+of imports, more than most of these commands' own work), and rich only for a table. They parse
+the same options as asz_core.cli's commands and print what the same functions (``outputs``) give;
+anything else (another command, ``-h``, an option or a value this parser does not take, a mistake
+to explain) goes to the full CLI, which says what is wrong exactly as it always did."""
 
 from __future__ import annotations
 
@@ -13,15 +14,18 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-_LEDGER_BY = ("talk", "stream", "model", "day", "month", "project")
+_LEDGER_BY = ("talk", "stream", "model", "day", "month", "block", "project")
+_SPAN = {"--since": False, "--until": False, "--timezone": False, "--project": True, "--runtime": True}
 
-# command -> (flags, options taking a value (name -> repeatable), how many arguments at most)
-_SPEC: dict[str, tuple[frozenset[str], dict[str, bool], int | None]] = {
-    "collect": (frozenset({"--json"}), {"--runtime": False}, None),
-    "ledger": (frozenset({"--json"}), {"--head": False, "--by": False, "--since": False, "--until": False,
-                                       "--timezone": False, "--project": True, "--runtime": True, "--prices": False}, 1),
+# command -> (flags, options taking a value (name -> repeatable), fewest and most arguments (None: any))
+_SPEC: dict[str, tuple[frozenset[str], dict[str, bool], int, int | None]] = {
+    "collect": (frozenset({"--json"}), {"--runtime": False}, 0, None),
+    "ledger": (frozenset({"--json"}), {"--head": False, "--by": False, **_SPAN, "--prices": False}, 0, 1),
+    "conversations": (frozenset({"--json", "--wide"}), {**_SPAN, "--last": False}, 0, 0),
+    "show": (frozenset({"--json", "--operations"}), {"--head": False, "--talk": False, "--timezone": False}, 1, 1),
+    "runs": (frozenset({"--json"}), {"--timezone": False}, 0, 1),
 }
-_ALIASES = {"--tz": "--timezone"}
+_ALIASES = {"--tz": "--timezone", "-n": "--last", "-k": "--talk", "-w": "--wide"}
 
 
 def parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str]] | None:
@@ -29,7 +33,7 @@ def parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str]] | None:
     if not argv or argv[0] not in _SPEC:
         return None
     command, rest = argv[0], argv[1:]
-    flags, valued, most = _SPEC[command]
+    flags, valued, fewest, most = _SPEC[command]
     opts: dict[str, Any] = {}
     args: list[str] = []
     i, only_args = 0, False
@@ -43,6 +47,8 @@ def parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str]] | None:
             only_args = True
             continue
         name, eq, value = a.partition("=")
+        if not name.startswith("--") and eq:
+            return None  # -n=5: click reads it as the value "=5"; its own error
         name = _ALIASES.get(name, name)
         if name in flags and not eq:
             opts[name] = True
@@ -58,46 +64,65 @@ def parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str]] | None:
                 opts[name] = value
         else:
             return None  # -h, --help, an option of another command, a typo
-    if not opts.get("--json") or (most is not None and len(args) > most):
-        return None
+    if len(args) < fewest or (most is not None and len(args) > most):
+        return None  # the full CLI's usage error
+    if "--last" in opts:
+        if not opts["--last"].isascii() or not opts["--last"].isdigit() or int(opts["--last"]) < 1:
+            return None  # not a count from 1 on: the full CLI says so
+        opts["--last"] = int(opts["--last"])
     if command == "ledger":
         by = opts.get("--by")
         if by is not None and by not in _LEDGER_BY:
             return None
-        if (opts.get("--head") is not None and not args) or (args and by == "project"):
+        if (opts.get("--head") is not None and not args) or (args and by in ("project", "block")):
             return None  # the CLI's usage errors
     return command, opts, args
 
 
 def run(command: str, opts: dict[str, Any], args: list[str]) -> int:
+    from . import outputs
+
+    json = bool(opts.get("--json"))
+    zone, heads = opts.get("--timezone"), opts.get("--head")
+    if json:
+        out = None
+    else:
+        from .tables import console  # the console the full CLI prints with
+
+        out = console()
     if command == "collect":
-        from .api import collect_paths
-        from .collect import STOPPED, collect_json
+        from .collect import STOPPED
 
         try:
-            result = collect_paths([Path(a) for a in args] or None, runtime=opts.get("--runtime"))
+            result, thing = outputs.collect([Path(a) for a in args], opts.get("--runtime"), json, out)
         except KeyboardInterrupt:  # collect writes in one transaction: it was not committed
             sys.stderr.write(STOPPED + "\n")
             return 130
         for p in result.problems:
             _say("warning:", "33", str(p))
-        _print_json(collect_json(result))
+        _emit(thing, out)
         return 1 if result.read_nothing else 0
-    from . import conversations as convs
-    from .gcpause import no_gc
-    from .ledger_data import all_ledger_json, ledger_json
-
-    prices = str(Path(opts["--prices"])) if opts.get("--prices") else None
-    f = convs.Filter.of(opts.get("--since"), opts.get("--until"), opts.get("--timezone"), opts.get("--project") or (),
-                        opts.get("--runtime") or ())
-    by = opts.get("--by")
-    with no_gc():  # many objects, few cycles: the cycle collector only costs time here
-        if args:
-            led = convs.ledger_of_one(args[0], opts.get("--head"), f, prices=prices)
-            _print_json(ledger_json(led, by, f.tz))
-        else:
-            _print_json(all_ledger_json(convs.ledger_of_all(f, by, prices=prices)))
+    if command == "ledger":
+        prices = str(Path(opts["--prices"])) if opts.get("--prices") else None
+        thing = outputs.ledger(args[0] if args else None, heads, opts.get("--by"), opts.get("--since"), opts.get("--until"),
+                               zone, opts.get("--project") or (), opts.get("--runtime") or (), json, prices)
+    elif command == "conversations":
+        thing = outputs.conversations(opts.get("--since"), opts.get("--until"), zone, opts.get("--project") or (),
+                                      opts.get("--runtime") or (), opts.get("--last"), json, bool(opts.get("--wide")))
+    elif command == "show":
+        thing = outputs.show(args[0], heads, opts.get("--talk"), zone, json, bool(opts.get("--operations")))
+    else:
+        thing = outputs.runs(args[0] if args else None, zone, json)
+    _emit(thing, out)
     return 0
+
+
+def _emit(thing: object, out: Any) -> None:
+    """A table on the console ``out`` (as the full CLI prints it), else JSON."""
+    if out is not None:
+        out.print(thing)
+    else:
+        _print_json(thing)
 
 
 def _print_json(thing: object) -> None:

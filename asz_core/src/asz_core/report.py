@@ -1,26 +1,25 @@
-"""Rendering for people (rich tables and text) and for programs (plain JSON-able data)."""
+"""Rendering for people (rich tables and text) and for programs (plain JSON-able data). (collect's
+table is collect_report's; the ledger's, ledger_report's.)"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, Group
-from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+from rich.console import Group
 
 from . import times
-from .assembly import Conversation
-from .collect import CollectResult, collect_json  # noqa: F401 - collect_json: JSON with no rich, for the hot path
-from .conversations import Listed, Listing
-from .convert import unstructure
 from .ledger import Ledger, Tally
 from .ledger_report import BLIND_NOTE, blind, bound_cell, nothing_note, count_cell, money, money_cell, money_pair, tokens_cell, unknown_notes
 from .records import USAGE_TYPES
-from .registry import PluginInfo
 from .tables import Col, FitTable, folder, plural, when, zone_label
 from .tables import InertText as Text  # every text of a report inert (terminal_text)
 from .textclip import one_line
+
+if TYPE_CHECKING:  # for annotations only: a table of one command imports what it uses
+    from .assembly import Conversation
+    from .conversations import Listed, Listing
+    from .registry import PluginInfo
 
 CLIP = 200  # bytes of an input or reply shown in a talk row
 
@@ -29,26 +28,7 @@ def clip(text: str, limit: int = CLIP) -> str:
     return one_line(text, limit)
 
 
-# -- collect -------------------------------------------------------------------------------
-
-@contextmanager
-def progress_bar(console: Console, enabled: bool = True, what: str = "collect") -> Iterator[Any]:
-    """A progress bar's update function (``update(done, total, _item)``), or None when there is no
-    terminal to show it on. ``collect`` counts bytes; anything else (``push``) counts records."""
-    if not enabled or not console.is_terminal:
-        yield None
-        return
-    counts = (DownloadColumn(), TransferSpeedColumn()) if what == "collect" else (MofNCompleteColumn(), TextColumn("records"))
-    with Progress(TextColumn(what), BarColumn(), *counts, TimeRemainingColumn(), console=console, transient=True) as p:
-        task = p.add_task(what, total=None)
-
-        def update(done: int, total: int, _file: str) -> None:
-            p.update(task, completed=done, total=total)
-
-        yield update
-
-
-
+# -- collect: collect_report.py (its progress bar, push's too, and its table) --------------
 
 def push_text(r: Any) -> Text:
     """What ``asz push`` did, in one line."""
@@ -66,19 +46,6 @@ def tokens_table(rows: list[dict[str, Any]]) -> Group:
     for r in rows:
         t.add_row({"name": r["name"], "ro": "yes" if r["read_only"] else "", "made": r["created"], "revoked": r["revoked"] or ""})
     return Group(t, Text(plural(len(rows), "token")))
-
-
-def collect_table(r: CollectResult, shorts: dict[str, str] | None = None) -> Group:
-    cols = {"conv": Col("conversation"), "round": Col("round"), "records": Col("records", right=True), "head": Col("head")}
-    t = FitTable(cols, (("conv", "round", "records", "head"), ("conv", "round", "records")), title="published")
-    for x in r.rounds:
-        t.add_row({"conv": (shorts or {}).get(x.conversation, x.conversation[:8]), "round": f"r{x.number}",
-                   "records": x.records, "head": x.head[:12]})
-    summary = Text(
-        f"{plural(r.files_read, 'file')} read, {r.files_unchanged} unchanged; {plural(r.records_published, 'new record')} "
-        f"in {plural(len(r.rounds), 'conversation')}" + (f"; {plural(len(r.problems), 'warning')}" if r.problems else "")
-    )
-    return Group(t, summary) if r.rounds else Group(summary)
 
 
 # -- conversations ---------------------------------------------------------------------------
@@ -172,6 +139,8 @@ def usage_of(t: Tally, elsewhere: int) -> dict[str, Any]:
 
 
 def show_json(conv: Conversation, led: Ledger) -> dict[str, Any]:
+    from .convert import unstructure  # cattrs, for this JSON only (not for the tables)
+
     money_of, own = _talk_money(led), _own(led)
     rolled = {t.id: t for t in led.talks}
     # the calls counted elsewhere, by talk and by stream: a main talk's with its sub-agents are
@@ -409,6 +378,8 @@ def operations_text(conv: Conversation, ops: list[Any]) -> Group:
 # -- plugins --------------------------------------------------------------------------------
 
 def plugins_json(rows: list[PluginInfo]) -> list[dict[str, Any]]:
+    from .convert import unstructure
+
     return [unstructure(r) for r in rows]
 
 
