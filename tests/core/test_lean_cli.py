@@ -34,8 +34,9 @@ def test_the_lean_parser_takes_the_daily_commands_and_nothing_else() -> None:
                   "--timezone", "Europe/Paris"]) == \
         ("ledger", {"--by": "talk", "--timezone": "Europe/Paris", "--project": ["x", "y"], "--json": True}, ["abc"])
     assert parse(["ledger", "--by", "day"]) == ("ledger", {"--by": "day"}, [])
-    assert parse(["conversations", "-n", "3", "--runtime", "codex", "--since=3d"]) == \
-        ("conversations", {"--last": 3, "--runtime": ["codex"], "--since": "3d"}, [])
+    assert parse(["conversations", "-n", "3", "--runtime", "codex", "--since=3d", "-w"]) == \
+        ("conversations", {"--last": 3, "--runtime": ["codex"], "--since": "3d", "--wide": True}, [])
+    assert parse(["ledger", "--by", "block", "--json"]) == ("ledger", {"--by": "block", "--json": True}, [])
     assert parse(["show", "abc", "-k", "k2", "--head", "r1", "--tz", "UTC"]) == \
         ("show", {"--talk": "k2", "--head": "r1", "--timezone": "UTC"}, ["abc"])
     assert parse(["show", "abc", "--operations", "--json"]) == ("show", {"--operations": True, "--json": True}, ["abc"])
@@ -48,6 +49,7 @@ def test_the_lean_parser_takes_the_daily_commands_and_nothing_else() -> None:
                  ["collect", "--json", "--bogus"], ["collect", "--tz", "UTC"], ["show"], ["show", "a", "b"],
                  ["show", "a", "--by", "day"], ["show", "a", "-n", "3"], ["conversations", "x"],
                  ["conversations", "--last", "x"], ["conversations", "--last", "-1"], ["conversations", "-n=3"],
+                 ["conversations", "-n", "0"], ["ledger", "c", "--by", "block"], ["runs", "--team"], ["runs", "--by", "week"],
                  ["conversations", "--last", "\u0663"], ["conversations", "-k", "k1"], ["runs", "a", "b"],
                  ["runs", "--json=1"], ["plugins"], ["judge", "x"], ["prices", "update"], ["--version"], []):
         assert parse(argv) is None, argv  # the full CLI: another command, help, or its own usage error
@@ -118,5 +120,11 @@ def test_the_hot_commands_import_no_typer_rich_or_pydantic(project: Path, tmp_pa
     cid = json.loads(_run(ASZ_MAIN, home, "ledger", "--json").stdout)["rows"][0]["key"]
     shown = _run(probe, home, "show", cid[:8])
     assert shown.returncode == 0 and shown.stderr.splitlines()[-1].rstrip() == "HEAVY rich", shown.stderr
+    # collect's table names the rounds it published by their short ids: the store alone, not the
+    # modules that assemble and price conversations
+    probe2 = probe.replace(repr(HEAVY), repr(HEAVY + ("asz_core.assembly", "asz_core.ledger")))
+    first = _run(probe2, tmp_path / "new-home", "collect", str(project))
+    assert first.returncode == 0 and "published" in first.stdout, first.stderr
+    assert first.stderr.splitlines()[-1].rstrip() == "HEAVY rich", first.stderr
     full = _run(probe, home, "plugins")  # a command this path does not take: the full CLI's
     assert full.returncode == 0 and "typer" in full.stderr.splitlines()[-1]

@@ -62,7 +62,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
 def test_the_ledger_tables_are_the_full_clis(home: tuple[Path, list[dict]]) -> None:
     h, rows = home
     for columns in WIDTHS:
-        for by in (None, "talk", "stream", "model", "day", "project"):
+        for by in (None, "talk", "stream", "model", "day", "month", "block", "project"):
             args = ["ledger"] + (["--by", by] if by else [])
             out = _same(h, args, columns)
             assert "prices:" in out
@@ -71,12 +71,13 @@ def test_the_ledger_tables_are_the_full_clis(home: tuple[Path, list[dict]]) -> N
                 _same(h, args + extra, columns)
     each = {r["runtime"]: r["key"] for r in rows}  # one conversation of each runtime: every cut of its ledger
     for cid in each.values():
-        for by in ("stream", "model", "day"):
+        for by in ("stream", "model", "day", "month"):
             _same(h, ["ledger", cid[:12], "--by", by], "120")
     for r in rows:  # every conversation's own ledger
         _same(h, ["ledger", r["key"]], "120")
     _same(h, ["ledger", rows[0]["key"], "--head", "r1", "--by", "stream"])
     _same(h, ["ledger", "no-such-conversation"])  # an error, said alike
+    _same(h, ["ledger", rows[0]["key"], "--by", "block"])  # a usage error, the full CLI's
     _same(h, ["ledger", "--since", "not a date"])
 
 
@@ -85,7 +86,7 @@ def test_conversations_show_and_runs_are_the_full_clis(home: tuple[Path, list[di
     for columns in WIDTHS:
         listing = _same(h, ["conversations"], columns)
         assert rows[0]["key"][:8] in listing
-        for extra in (["--last", "3"], ["-n", "0"], ["--tz", "Pacific/Chatham"], ["--since", "2025-09-01", "--runtime", "claudecode"],
+        for extra in (["--last", "3"], ["-n", "0"], ["--wide"], ["-w", "-n", "2"], ["--tz", "Pacific/Chatham"], ["--since", "2025-09-01", "--runtime", "claudecode"],
                       ["--project", "no such project"]):
             _same(h, ["conversations", *extra], columns)
     for r in rows:

@@ -30,10 +30,8 @@ from .assembly import Conversation
 from .errors import AszError
 from .ledger import NO_TIME, Ledger, Row, Summary, Tally, build, grouped, load_prices, month_of, rows, summaries, summarize
 from .pricing import PriceFile
-from .store import ConversationRow, Round, Store
-
-SHORT_ID = 8
-"""Ids are shown by at least this many characters, more where another id or session id starts alike."""
+from .short_ids import SHORT_ID, short_ids, shortest_prefixes  # noqa: F401 - here too, where they were
+from .store import Round, Store
 
 NO_PROJECT = "(no project)"
 
@@ -99,37 +97,6 @@ def _tz_name(tz: dt.tzinfo | None) -> str:
     if tz is None:
         return "local (" + (dt.datetime.now().astimezone().tzname() or "?") + ")"
     return getattr(tz, "key", None) or str(tz)
-
-
-# --- ids -------------------------------------------------------------------------------------------
-
-def shortest_prefixes(rows: Sequence[ConversationRow], minimum: int = SHORT_ID) -> dict[str, str]:
-    """Each conversation's shortest id prefix (at least ``minimum`` characters) that names it alone:
-    no other conversation's id, nor any session id of another, starts with it (``Store.resolve``
-    takes a prefix of either)."""
-    names = sorted({(n, r.id) for r in rows for n in (r.id, *r.sessions)})
-    need: dict[str, int] = {r.id: min(minimum, len(r.id)) for r in rows}
-    # Sorted, a name's longest common prefix with a name of another conversation is with the
-    # nearest such name on either side.
-    for i, (name, conv) in enumerate(names):
-        if name != conv:
-            continue
-        for step in (-1, 1):
-            j = i + step
-            while 0 <= j < len(names) and names[j][1] == conv:
-                j += step
-            if 0 <= j < len(names):
-                need[conv] = max(need[conv], min(len(name), _common(name, names[j][0]) + 1))
-    return {r.id: r.id[: need[r.id]] for r in rows}
-
-
-def _common(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 # --- the listing -----------------------------------------------------------------------------------
@@ -394,8 +361,3 @@ def _load_named(store: Store, name: str, head: str | int | None) -> Conversation
     from .assembly_cache import load_named
 
     return load_named(store, name, head)
-
-
-def short_ids(store: Store | None = None) -> dict[str, str]:
-    """Each collected conversation's shortest unique id prefix (what tables show)."""
-    return shortest_prefixes((store or Store.open()).conversations())

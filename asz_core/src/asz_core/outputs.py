@@ -137,6 +137,6 @@ def runs(conversation: str | None, timezone: str | None, json: bool) -> Any:
 
 
 def _short_ids() -> dict[str, str]:
-    from .conversations import short_ids
+    from .short_ids import short_ids  # the store alone, not assembly and the ledger
 
     return short_ids()
