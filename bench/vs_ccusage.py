@@ -104,6 +104,13 @@ def find_ccusage(given: Path | None) -> Path | None:
 
 def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
     """Wall seconds, peak RSS (MB) of the process, its stdout."""
+    wall, _, mb, out = measure(cmd, env)
+    return wall, mb, out
+
+
+def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, bytes]:
+    """Wall seconds, CPU seconds (user + system, the process and the children it waited for),
+    peak RSS (MB) of the process, its stdout."""
     fd, out = tempfile.mkstemp(prefix="asz-bench-out-")
     try:
         t = time.perf_counter()
@@ -112,7 +119,7 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
         wall = time.perf_counter() - t
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"failed ({os.waitstatus_to_exitcode(status)}): {' '.join(cmd)}")
-        return wall, ru.ru_maxrss / 1024, Path(out).read_bytes()
+        return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, Path(out).read_bytes()
     finally:
         os.close(fd)
         os.unlink(out)
@@ -135,7 +142,10 @@ class Asz:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def __call__(self, home: Path, *args: str) -> tuple[float, float, bytes]:
-        return run([sys.executable, "-c", MAIN, *args], dict(self.env, ASZ_HOME=str(home)))
+        return run(self.command(*args), dict(self.env, ASZ_HOME=str(home)))
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-c", MAIN, *args]
 
 
 def folder_args(doc: str | None) -> argparse.ArgumentParser:
