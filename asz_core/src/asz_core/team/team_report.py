@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Group as RichGroup
-from rich.text import Text
+from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 
 from ..tables import Col, FitTable, plural, when, zone_label
 from .view import Group
