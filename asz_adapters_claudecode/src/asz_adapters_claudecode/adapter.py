@@ -17,7 +17,8 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
-from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, str_id
+from asz_core import times
+from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, bad_count, str_id
 from asz_core.regular import open_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
 
@@ -173,6 +174,25 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             yield from probs
             yield e
 
+    @staticmethod
+    def _said_bad_values(fname: str, lineno: int, obj: dict[str, Any], ts: Any, st: dict[str, Any],
+                         probs: list[Problem]) -> None:
+        """A token count or a timestamp that is there but no value (read as unknown, as the spec
+        says): one warning per kind and file, naming the first line (as unknown entry types)."""
+        said = st.setdefault("bad_values", [])
+        if "timestamp" not in said and ts is not None and (not isinstance(ts, str) or times.instant(ts) is None):
+            said.append("timestamp")
+            probs.append(Problem(fname, lineno, f"a timestamp that is no time ({str(ts)[:60]!r}); read as unknown "
+                                                "(further such lines of this file are not warned about)"))
+        msg = obj.get("message")
+        u = msg.get("usage") if isinstance(msg, dict) else None
+        if "token count" not in said and isinstance(u, dict):
+            bad = next(((k, v) for k, v in u.items() if k.endswith("_tokens") and bad_count(v)), None)
+            if bad is not None:
+                said.append("token count")
+                probs.append(Problem(fname, lineno, f"a token count that is no count ({bad[0]}: {str(bad[1])[:40]}); "
+                                                    "read as unknown (further such lines of this file are not warned about)"))
+
     def _entry(self, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any],
                seen: _Seen, probs: list[Problem]) -> Entry:
         """One line's entry; its warnings are appended to ``probs`` (they come before it)."""
@@ -218,6 +238,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
             st["cwd"] = cwd  # the working directory every line names: said once, and when it changes
             events = ({"e": "project", "path": cwd}, *events)
         ts = obj.get("timestamp")
+        self._said_bad_values(fname, lineno, obj, ts, st, probs)
         # Positional, in Entry's field order (key, session, stream, kind, file, line, raw, events,
         # ts, versioned, repeat): matching eleven keywords took as long as the rest of making it.
         return Entry(key, st["session"], stream, kind, fname, lineno, body, events, ts if isinstance(ts, str) else None,

@@ -117,6 +117,12 @@ def str_id(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
 
 
+def bad_count(v: Any) -> bool:
+    """Whether a token count as recorded is there but no count (``-1``, ``2**64``, ``1e308``,
+    ``"12"``, ``true``): read as unknown, and worth a warning."""
+    return v is not None and count(v) is None
+
+
 def count(v: Any) -> int | None:
     """A token count as recorded, or None (unknown): a negative, out-of-range or non-integer
     value is not a count."""
