@@ -99,3 +99,21 @@ def test_by_month_adds_up_the_days(corpus_store, monkeypatch: pytest.MonkeyPatch
         assert {x["key"]: Decimal(x["tally"]["money"]) for x in months} == want
     one = json.loads(run.invoke(app, ["ledger", "b277", "--json", "--by", "month"]).stdout)
     assert [r["key"] for r in one["rows"]] and all(len(r["key"]) == 7 for r in one["rows"])
+
+
+def test_the_table_says_the_active_blocks_rate_and_projection() -> None:
+    from asz_core.blocks import BlockLedger
+    from asz_core.conversations import Filter
+    from asz_core.ledger import load_prices
+    from asz_core.ledger_report import blocks_text
+    from asz_core.tables import render
+
+    calls = [call(0, 1000, "0.10"), call(30, 1000, "0.10", output=None, floor=50), call(60, 1000, "0.10"), call(-60 * 24)]
+    now = T0 + dt.timedelta(minutes=90)
+    bl = BlockLedger(tuple(blocks(calls, now)), now, load_prices().file, Filter.of(timezone="UTC"))
+    text = " ".join(render(blocks_text(bl, dt.UTC), 200).split())
+    assert "ACTIVE, 2h 07m in, 2h 53m left" in text and "gap, " in text
+    r = burn(bl.blocks[-1], now)
+    assert r is not None
+    assert f"active block: {r.tokens_per_minute:,.0f} tokens a minute, $0.3000 an hour (≥ $0.3010)" in text
+    assert f"{r.remaining_minutes} min left): {r.projected_tokens:,} tokens" in text
