@@ -11,8 +11,10 @@ talk or stream, the input that set the target, a reply, a step after the window'
 near a real one), entries duplicated or multiplied into enormous lists, a key removed, words that
 instruct asz, and answers that are not a JSON object at all.
 
-Each run is then held to invariants that use the rules of :mod:`asz_core.judge.evidence`, never
-the stages' own expressions: a criterion met or not met cites only what shows it, every kept
+Each run is then held to invariants whose rules of evidence are written out here from the spec
+over the steps as the record holds them (:class:`SpecReading`), never taken from
+:mod:`asz_core.judge.evidence` or the stages' own expressions, so a rule weakened there (an
+agent's reply counted as observed) fails them: a criterion met or not met cites only what shows it, every kept
 citation is a real step of this window (of the right talk or stream where the rule says so), the
 order a rule asks for holds, the costs of the targets and the unassigned part are the ledger to
 the token and to the cent and each target's labels partition its cost, and no label is kept
@@ -41,6 +43,83 @@ from asz_core.judge.judgment import (AVOIDABLE, BASES, CAUSES, CLAIM_CHECKS, DIS
 from asz_core.judge.stages.achievement_check import level_of
 
 from .achievement_story import CID, T1, T2, T3, TARGETS
+
+PERSON = ("person", "queued", "command")
+"""The record's input sources that are the person's own words."""
+
+
+class SpecReading:
+    """What each step shows, written out here from the spec ("Achievement", "Deliveries and
+    contradictions") over the step as the record holds it (its kind, status, stream, source),
+    never through the predicates of asz_core.judge.evidence, so a weakened rule there cannot
+    also weaken what these invariants expect. Facts that are no rule (what an id names, whose
+    talks a step is in) are read through the module."""
+
+    def __init__(self, ev: Evidence, targets: Any, inputs: Any) -> None:
+        self._ev = ev
+        self._not_person = {j.input for j in inputs if any(a.action == "not_from_person" for a in j.actions)}
+        self._setting: dict[str, list[int]] = {}
+        steps = {s.input: s for s in ev.conv.steps if s.kind == "input" and s.input}
+        acts = {j.input: j.actions for j in inputs}
+        for t in targets:
+            got = [steps[i].seq for i in t.inputs if i in steps
+                   and any(a.target == t.id and a.action in ("create", "refine", "steer") for a in acts.get(i, ()))]
+            if t.created_by in steps:
+                got.append(steps[t.created_by].seq)
+            self._setting[t.id] = got
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ev, name)
+
+    def _step(self, c: Any) -> Any:
+        return self._ev.conv.step(c.step) if c.step else None
+
+    def tool_result(self, c: Any) -> bool:
+        """A tool step whose result came back, a failed one included (a failed agent call too)."""
+        s = self._step(c)
+        return s is not None and ((s.kind == "tool" and s.status in ("returned", "failed"))
+                                  or (s.kind == "agent_call" and s.status == "failed"))
+
+    def observed(self, c: Any) -> bool:
+        """A tool result, an API error or an interrupt."""
+        s = self._step(c)
+        return self.tool_result(c) or (s is not None and s.kind == "notice" and s.notice in ("api_error", "interrupt"))
+
+    def returned(self, c: Any) -> bool:
+        s = self._step(c)
+        return s is not None and s.kind == "tool" and s.status == "returned"
+
+    def person(self, c: Any) -> bool:
+        """The person's own input: of the main stream, never the agent's to a sub-agent nor one
+        the targets stage found came from no person."""
+        s = self._step(c)
+        return (s is not None and s.kind == "input" and s.stream == "m" and s.source in PERSON
+                and s.input not in self._not_person)
+
+    def main_reply(self, c: Any) -> bool:
+        s = self._step(c)
+        return s is not None and s.kind == "reply" and s.stream == "m"
+
+    def agent_words(self, c: Any) -> bool:
+        s = self._step(c)
+        return s is not None and (s.kind in ("reply", "model_call", "summary")
+                                  or (s.kind == "agent_call" and s.status == "returned"))
+
+    def admissible(self, c: Any, tid: str) -> bool:
+        """What shows a state: a tool result, an API error, an interrupt, or the person's later
+        input that did not set the target (which shows what was asked, never that it was done)."""
+        s = self._step(c)
+        created = self._ev.created_at(tid)
+        return self.observed(c) or (self.person(c) and created is not None and s.seq > created
+                                    and s.seq not in self._setting.get(tid, ()))
+
+    def person_after_setting(self, c: Any, tid: str) -> bool:
+        setting = self._setting.get(tid)
+        return self.person(c) and bool(setting) and self._step(c).seq > max(setting)  # type: ignore[arg-type]
+
+    def beyond_words(self, c: Any, tid: str) -> bool:
+        return self.observed(c) or self.person_after_setting(c, tid)
+
 
 SEED = 20261201
 LONE = "<<lone-surrogate>>"
@@ -347,7 +426,8 @@ class Held:
         self.close = close
         t = self.sf["targets"]
         ok = t.status in ("complete", "partial")
-        self.ev = for_run(self.w, store, t.targets if ok else (), t.inputs if ok else ())
+        self.ev = SpecReading(for_run(self.w, store, t.targets if ok else (), t.inputs if ok else ()),
+                              t.targets if ok else (), t.inputs if ok else ())
 
     def real(self, sid: Any) -> bool:
         """A step id of this window, as the record spells it."""
