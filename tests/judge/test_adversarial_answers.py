@@ -40,7 +40,6 @@ from asz_core.judge.evidence import EXCERPT_BYTES, Evidence, for_run
 from asz_core.judge.judgment import (AVOIDABLE, BASES, CAUSES, CLAIM_CHECKS, DISPATCHES, END_STATES, LABELS,
                                      NOT_REVIEWED, OUTCOMES, REPORTS, STATES, STATUSES, TRIGGERS, USES, CloseFile,
                                      StageFile)
-from asz_core.judge.stages.achievement_check import level_of
 
 from .achievement_story import CID, T1, T2, T3, TARGETS
 
@@ -119,6 +118,15 @@ class SpecReading:
 
     def beyond_words(self, c: Any, tid: str) -> bool:
         return self.observed(c) or self.person_after_setting(c, tid)
+
+
+def level_of(states: list[str]) -> str:
+    """decisions.md section 5 written out: every live criterion met, achieved; some met and some
+    not met, partial; some not met and none met, not achieved; else unverified."""
+    met, no = states.count("met"), states.count("not_met")
+    if states and met == len(states):
+        return "achieved"
+    return "partial" if met and no else "not_achieved" if no else "unverified"
 
 
 SEED = 20261201
