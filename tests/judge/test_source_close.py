@@ -88,7 +88,7 @@ def test_a_contradiction_whose_delivery_no_longer_stands_changes_nothing(store: 
     t2call = next(c for c in ach if c["answer"]["targets"][0]["target"] == "t2")
     t2call["answer"]["targets"][0]["events"] = [
         {"key": "e1", "event": "delivered", "concerns": "answer", "cites": ["s19"], "what": "an explorer will search"},
-        {"key": "e2", "event": "delivered_again", "concerns": "answer", "cites": ["s26"], "corrects": ["e1"],
+        {"key": "e2", "event": "delivered_again", "concerns": "answer", "cites": ["s26", "s24"], "corrects": ["e1"],
          "what": "three places that add money as floats"}]
     answer = {"verdicts": [v("src1.k2", "contradicted", disproves="conclusion", target="t2", input="i2",
                              delivery="t2.e1", cites=["s19"])]}
