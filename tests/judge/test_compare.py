@@ -39,11 +39,28 @@ def _judge(store: Any, script: Path, **kw: Any) -> Path:
     return runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{script}", **kw), store=store).path
 
 
-def _money(store: Any) -> dict[str, Fraction]:
-    from asz_core import ledger, window
+def _money(run: Path) -> dict[str, Fraction]:
+    """What each call cost, as the run saved it when it closed (call-costs.json: what compare reads;
+    tests/judge/test_call_costs.py checks each figure against the transcript's counts and the prices)."""
+    from decimal import Decimal
 
-    led = ledger.build(window.build(store, "5e1f0c2a").conv, ledger.load_prices(None))
-    return {c.step: Fraction(c.price.money) for c in led.calls}
+    return {c["step"]: Fraction(Decimal(c["money"])) for c in json.loads((run / "call-costs.json").read_text())["calls"]}
+
+
+def _store_gone(store: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The store closed, its file deleted and no store openable: what compare reads is the runs' files alone."""
+    from asz_core.store import Store
+
+    home = Path(store.path).parent
+    store.close()
+    for f in home.glob("asz.db*"):
+        f.unlink()
+
+    def refused(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a store was opened")
+
+    monkeypatch.setattr(Store, "__init__", refused)
+    return home
 
 
 def _files(run: Path) -> dict[str, str]:
@@ -58,10 +75,11 @@ def example(store: Any) -> Any:
     return store
 
 
-def test_two_scripts_of_the_example_agree_as_worked_out_by_hand(example: Any) -> None:
+def test_two_scripts_of_the_example_agree_as_worked_out_by_hand(example: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = _judge(example, EXAMPLE), _judge(example, SECOND)
     before = _files(a), _files(b)
-    d = compare.compare([a, b], store=example)
+    _store_gone(example, monkeypatch)
+    d = compare.compare([a, b])
     assert (_files(a), _files(b)) == before  # compare changes no run
     [p] = d["pairs"]
     assert p["talks"]["shared"] == 2 and p["same_head"]
@@ -80,7 +98,7 @@ def test_two_scripts_of_the_example_agree_as_worked_out_by_hand(example: Any) ->
     # its part from s13 (calls s13, s15) is productive in the first, redundant_work in the second; every
     # other call is not avoidable in both (k1 from s1: s2 s5; k2: s18 s22 s25; the sub-agent a1's two calls)
     lb = p["labels"]
-    money = _money(example)
+    money = _money(a)
     assert lb["calls"] == 11 == len(money) and lb["both_reviewed"] == 11 and lb["unit"] == "money"
     total = sum(money.values(), Fraction(0))
     both_av = money["s8"] + money["s10"]
@@ -107,7 +125,10 @@ def test_two_scripts_of_the_example_agree_as_worked_out_by_hand(example: Any) ->
     assert ra["consumed"]["input"] != rb["consumed"]["input"]
 
 
-def test_runs_at_two_heads_are_compared_over_the_talks_both_judged(store: Any, tmp_path: Path) -> None:
+def test_runs_at_two_heads_are_compared_over_the_talks_both_judged_from_their_files_alone(
+        store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from .test_show import asz
+
     from asz_core.collect import collect
 
     src = tmp_path / "src" / "-home-dev-projects-invoicer"
@@ -122,7 +143,13 @@ def test_runs_at_two_heads_are_compared_over_the_talks_both_judged(store: Any, t
     late = _judge(store, SECOND)
     ea, la = (json.loads((x / "run.json").read_text())["head"] for x in (early, late))
     assert (ea, la) == ("r1", "r2")
-    [p] = compare.compare([early, late], store=store)["pairs"]
+    home = _store_gone(store, monkeypatch)  # and no store can be opened in this process
+    d = compare.compare([early, late])
+    # a process of its own, ASZ_HOME's store file gone: the same comparison, and no store made
+    cli = asz(home, "compare", early.name, late.name, "--json")
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout) == json.loads(json.dumps(d)) and not list(home.glob("asz.db*"))
+    [p] = d["pairs"]
     assert not p["same_head"]
     assert (p["talks"]["shared"], p["talks"]["a_only"], p["talks"]["b_only"]) == (1, [], ["k2"])
     tg = p["targets"]
@@ -134,10 +161,12 @@ def test_runs_at_two_heads_are_compared_over_the_talks_both_judged(store: Any, t
     # kappa: the first rates 2 of 6 avoidable, the second 4; they agree on 4: observed 2/3;
     # expected (1/3)(2/3) + (2/3)(1/3) = 4/9; kappa (2/3 - 4/9) / (1 - 4/9) = 2/5
     assert (lb["observed"], lb["expected"], lb["kappa"]) == ("2/3", "4/9", "2/5")
-    money = _money(store)
+    money = _money(early)  # what both saw: the earlier head's run's count of a call
     k1 = [money[s] for s in ("s2", "s5", "s8", "s10", "s13", "s15")]
     assert Fraction(lb["parts"]["both_avoidable"]["share"]) == (money["s8"] + money["s10"]) / sum(k1, Fraction(0))
     assert p["subtasks"]["both_judged"] == 0  # a1 started in k2, which the early run did not judge
+    [q] = compare.compare([late, early])["pairs"]  # the later run first: still weighed as the earlier head counted
+    assert (q["labels"]["costed_at"], q["labels"]["cost_all"]) == ("r1", lb["cost_all"])
 
 
 def test_runs_with_no_target_in_common_and_a_run_whose_stage_failed(example: Any, tmp_path: Path) -> None:
@@ -155,7 +184,7 @@ def test_runs_with_no_target_in_common_and_a_run_whose_stage_failed(example: Any
     other = _write(tmp_path, copy.deepcopy(calls), "other.json")
     a, b = _judge(example, EXAMPLE), _judge(example, other)
     assert json.loads((b / "stages" / "efficiency.json").read_text())["status"] == "failed"
-    d = compare.compare([a, b], store=example)
+    d = compare.compare([a, b])
     [p] = d["pairs"]
     assert p["targets"]["matched"] == [] and p["targets"]["unmatched"] == {"a": ["t1", "t2"], "b": ["t1"]}
     assert all(x["of"] == 0 for x in p["targets"]["agreement"].values())
@@ -180,13 +209,13 @@ def test_kappa_by_hand() -> None:
 def test_what_compare_refuses(example: Any, tmp_path: Path) -> None:
     a = _judge(example, EXAMPLE)
     with pytest.raises(AszError, match="two runs or more"):
-        compare.compare([a], store=example)
+        compare.compare([a])
     with pytest.raises(AszError, match="given twice"):
-        compare.compare([a, a], store=example)
+        compare.compare([a, a])
     (a / "close.json").rename(a / "closed.json")
     b = _judge(example, EXAMPLE)
     with pytest.raises(AszError, match="has not closed"):
-        compare.compare([b, a], store=example)
+        compare.compare([b, a])
 
 
 def test_the_command_line(example: Any) -> None:
@@ -222,12 +251,12 @@ def test_targets_match_by_their_creating_input_and_a_talk_in_common() -> None:
 
 def test_runs_of_two_windows_compare_the_calls_of_the_talks_both_judged(example: Any) -> None:
     a, b = _judge(example, EXAMPLE, window="k1..k1"), _judge(example, SECOND)
-    [p] = compare.compare([a, b], store=example)["pairs"]
+    [p] = compare.compare([a, b])["pairs"]
     assert (p["talks"]["shared"], p["talks"]["b_only"]) == (1, ["k2"])
     lb = p["labels"]
     assert (lb["calls"], lb["both_reviewed"], lb["observed"], lb["kappa"]) == (6, 6, "2/3", "2/5")  # as at two heads
     assert [(m["a"], m["b"]) for m in p["targets"]["matched"]] == [("t1", "t1")] and p["targets"]["outside"]["b"] == ["t2"]
-    [q] = compare.compare([b, a], store=example)["pairs"]  # the whole run's ledger first: still only k1's calls
+    [q] = compare.compare([b, a])["pairs"]  # the whole run's ledger first: still only k1's calls
     assert (q["labels"]["calls"], q["labels"]["kappa"], q["talks"]["a_only"]) == (6, "2/5", ["k2"])
 
 

@@ -58,6 +58,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         show: Annotated[Optional[str], typer.Option("-show", "--show", help="Render a run: its directory, id or id prefix.")] = None,
         json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
         html: Annotated[bool, typer.Option("--html", help="With -show: write the run's report.html again (a run stopped before it was written has none).")] = False,
+        costs: Annotated[bool, typer.Option("--costs", help="With -show: write the run's call-costs.json (what each call of its window cost, which `asz compare` reads), for a run closed before asz saved it.")] = False,
         brief: Annotated[bool, typer.Option("--brief", help="Print only the run's summary (its scores, each target's class, cost and time) and where report.html is; `asz judge -show RUN` prints every table.")] = False,
         goals: Annotated[Optional[Path], typer.Option("--goals", help="The person's label file (goals: a list of goals in your words): regrouped once the run closes, never shown to its stages.")] = None,
         all_: Annotated[bool, typer.Option("--all", help="Queue a run of every conversation the filters keep, at its current head, for the team's workers (`asz worker`); needs the team database ($ASZ_JOBS).")] = False,
@@ -78,6 +79,12 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
 
         if html and not show:
             raise typer.BadParameter("--html writes a run's report again: give -show RUN", param_hint="--html")
+        if costs and not show:
+            raise typer.BadParameter("--costs writes a closed run's call-costs.json: give -show RUN", param_hint="--costs")
+        if show and costs:
+            written = runner.write_call_costs(runner.find_run(show))
+            out.print(f"call costs {escape(str(written))}", soft_wrap=True, highlight=False)
+            return
         if show and html:
             written = runner.write_report(runner.find_run(show))
             out.print(f"report {escape(str(written))}", soft_wrap=True, highlight=False)

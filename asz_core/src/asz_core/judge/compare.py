@@ -2,9 +2,10 @@
 mode, run on request, that will read only the results runs have saved"; "Agreement between
 evaluators, or with a person, is measured by comparing runs"; docs/compare.md).
 
-``compare(paths)`` reads the runs' saved files (run.json, the stage files, close.json), never
-asks an evaluator and never changes a run. Runs of one conversation, at one head or at several:
-each pair is compared over the main talks both judged. Per pair:
+``compare(paths)`` reads the runs' saved files (run.json, the stage files, close.json,
+call-costs.json) and nothing else: no store, no evaluator, and it never changes a run. Runs of
+one conversation, at one head or at several: each pair is compared over the main talks both
+judged. Per pair:
 
 * **targets**: two targets match when the same input created them and their talks overlap
   (input and talk ids are stable across heads); each is matched once, in the first run's order.
@@ -15,9 +16,9 @@ each pair is compared over the main talks both judged. Per pair:
   such call is priced, else tokens): the part both call avoidable, the part both call not
   avoidable, the part they disagree on, over the calls both reviewed; the parts only one or
   neither reviewed apart; Cohen's kappa of avoidable / not avoidable over those calls, each call
-  one item. What a call cost is the ledger's at the earlier head with that run's price file: the
-  number its close computed (the same head and price file always give the same numbers); the
-  judgments are the runs' saved files alone.
+  one item. What a call cost is what the earlier head's run saved as it closed (call-costs.json:
+  the ledger's at its head with its price file, the numbers its close computed), so compare opens
+  no store: the judgments and the costs are the runs' saved files alone.
 * **sub-task decisions**: per sub-task both judged (by stream id), outcome, report, used,
   dispatch and label.
 
@@ -63,24 +64,27 @@ def kappa(pairs: Sequence[tuple[bool, bool]]) -> tuple[Fraction | None, Fraction
 
 
 class _Run:
-    """One run as compare reads it: its saved files, and the ledger and window at its head."""
+    """One run as compare reads it: its saved files, and nothing else."""
 
-    def __init__(self, path: Path, store: Any) -> None:
-        from .close import _labels, load_view, usable
-        from .run_files import close_json
+    def __init__(self, path: Path) -> None:
+        from .close import _labels, json_of, read_stages, usable
+        from .run_files import call_costs_json, close_json, run_json
 
         self.path = path
-        view = load_view(path, store)
-        self.run = view.run
+        self.run = run_json(path)
         self.id = self.run["run"]
         self.close = close_json(path, self.id)
         if self.close is None:
             raise AszError(f"{path} has not closed: compare reads closed runs")
-        self.stages = view.stages
-        self.read = view.read
-        self.window, self.ledger = view.window, view.ledger
-        self.round = view.window.round.number
-        self.judged = list(view.window.judged)
+        self.read = read_stages(path, self.run)
+        self.stages = json_of(self.read)
+        costs = call_costs_json(path, self.id)
+        self.calls: list[dict[str, Any]] = list(costs["calls"])
+        self.judged = list(costs["judged"])
+        head = self.run["head"]
+        if not (head[:1] == "r" and head[1:].isdigit()):
+            raise AszError(f"{path / 'run.json'}: its head {head!r} is no round (r1, r2, ...)")
+        self.round = int(head[1:])
         st = self.close.get("statement") or {}
         self.statement = st
         self.targets = list(st.get("targets") or ())
@@ -157,22 +161,21 @@ def _part(cost: Fraction, total: Fraction, calls: int, unit: str) -> dict[str, A
 
 def _work_labels(a: _Run, b: _Run, shared: set[str]) -> dict[str, Any]:
     first = a if a.round <= b.round else b  # what both saw: the earlier head's count of a call
-    calls = [c for c in first.ledger.calls if c.root in shared]
-    unit = "money" if calls and all(c.price.money is not None for c in calls) else "tokens"
+    calls = [c for c in first.calls if c["root"] in shared]
+    unit = "money" if calls and all(c["money"] is not None for c in calls) else "tokens"
 
-    def cost(c: Any) -> Fraction:
+    def cost(c: dict[str, Any]) -> Fraction:
         if unit == "money":
-            return Fraction(c.price.money)
-        u = c.usage
-        return Fraction((u.input or 0) + (u.output or 0) + (u.cache_read or 0) + (u.cache_write or 0))
+            return Fraction(Decimal(c["money"]))
+        return Fraction(sum(c[k] or 0 for k in ("input", "output", "cache_read", "cache_write")))
 
     groups: dict[str, list[Any]] = {k: [] for k in ("both_avoidable", "both_not_avoidable", "a_avoidable_b_not",
                                                      "b_avoidable_a_not", "a_only_reviewed", "b_only_reviewed", "neither_reviewed")}
     items = []
     labels_agree = 0
     for c in calls:
-        la = a.labels.get(c.step, (NOT_REVIEWED, None))[0]
-        lb = b.labels.get(c.step, (NOT_REVIEWED, None))[0]
+        la = a.labels.get(c["step"], (NOT_REVIEWED, None))[0]
+        lb = b.labels.get(c["step"], (NOT_REVIEWED, None))[0]
         ra, rb = la in (*AVOIDABLE, *NOT_AVOIDABLE), lb in (*AVOIDABLE, *NOT_AVOIDABLE)
         if ra and rb:
             va, vb = la in AVOIDABLE, lb in AVOIDABLE
@@ -222,11 +225,9 @@ def _subtasks(a: _Run, b: _Run, shared: set[str]) -> dict[str, Any]:
                        "b": sum(1 for d in b.subtasks.values() if d.get("judged"))}}
 
 
-def compare(paths: Sequence[Path], store: Any = None) -> dict[str, Any]:
+def compare(paths: Sequence[Path]) -> dict[str, Any]:
     """Runs of one conversation compared (see the module's docstring): ``runs`` side by side and
     ``pairs``, each pair of runs in the order given."""
-    from ..store import Store
-
     if len(paths) < 2:
         raise AszError("give two runs or more to compare")
     seen: set[Path] = set()
@@ -234,13 +235,7 @@ def compare(paths: Sequence[Path], store: Any = None) -> dict[str, Any]:
         if Path(p).resolve() in seen:
             raise AszError(f"{p} is given twice: compare different runs")
         seen.add(Path(p).resolve())
-    own = store is None
-    store = store or Store.open()
-    try:
-        runs = [_Run(Path(p), store) for p in paths]
-    finally:
-        if own:
-            store.close()
+    runs = [_Run(Path(p)) for p in paths]
     convs = {r.run["conversation"] for r in runs}
     if len(convs) > 1:
         raise AszError("compare measures runs of one conversation; these judge " + ", ".join(sorted(c[:8] for c in convs)))

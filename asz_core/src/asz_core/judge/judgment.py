@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -944,3 +945,65 @@ class CloseFile:
     """The final statement (:class:`asz_core.judge.statement.Statement`); None when it could not be
     computed (``error`` says why)."""
     error: str | None = None
+
+
+@frozen
+class CallShare:
+    """A target a model call is charged to, with its exact share of the call."""
+
+    target: str
+    share: Fraction
+
+
+@frozen
+class WindowCall:
+    """One model call of the judged window, with what it cost and whose it is, as the close cut it."""
+
+    step: str
+    """The call's step id: what the sub-task and efficiency stages label."""
+    call: str | None
+    """The runtime's id of the call (Claude Code: ``message.id:requestId``)."""
+    stream: str
+    talk: str | None
+    root: str
+    """The main talk it rolls up to (its own, or the one its sub-agent's chain began in), ``loose`` or ``unattributed``."""
+    model: str | None
+    input: int | None
+    output: int | None
+    cache_read: int | None
+    cache_write: int | None
+    """The four token counts; None is unknown, never 0."""
+    output_floor: int | None
+    """An unknown output: the largest streaming value its fragments showed (a lower bound)."""
+    money: Decimal | None
+    """The price of its known counts, exact as the price file gives it; None when unpriced."""
+    complete: bool
+    """Every count known: ``money`` is what the call cost."""
+    at_least: Decimal | None
+    """A lower bound of what it cost: ``money`` and the price of its output's floor; None when unpriced."""
+    unpriced: str | None
+    """Why it has no price."""
+    to: tuple[CallShare, ...]
+    """The targets it is charged to (target_cost's cut), each with its share; empty: no target's."""
+    shared: str | None = None
+    """Why it is split between targets (``one input directed several targets``, ``before any directing input``)."""
+
+
+@frozen
+class CallsFile:
+    """``call-costs.json``: every model call of the judged window with its cost and owner, written
+    when the run closes (asz_core/judge/call_costs.py); what ``asz compare`` weighs calls by."""
+
+    version: int
+    run: str
+    conversation: str
+    head: str
+    head_digest: str
+    window: str
+    prices: PriceRef
+    targets_stage: str
+    """What the cut rests on: the targets stage's file as read (``complete``, ``failed (…)``, ``missing``…)."""
+    judged: tuple[str, ...]
+    """The main talks the run judged, in order."""
+    calls: tuple[WindowCall, ...]
+    """In landing order."""

@@ -1,12 +1,13 @@
-"""Reading a run's own files back, ``run.json`` and ``close.json``, by the policy its stage files
+"""Reading a run's own files back, ``run.json``, ``close.json`` and ``call-costs.json``, by the policy its stage files
 are read by (:mod:`.stage_files`; docs/judge.md, "Reading a run's own files back").
 
 Either file, read back, is its JSON when it is a regular file holding a JSON object of its
-record's shape (:class:`~.judgment.RunFile`, :class:`~.judgment.CloseFile`); else it is missing or
+record's shape (:class:`~.judgment.RunFile`, :class:`~.judgment.CloseFile`,
+:class:`~.judgment.CallsFile`); else it is missing or
 does not read, with the words of why, naming the file: not a regular file (never opened, so
 nothing waits on a FIFO), cannot be read, not JSON (a truncated file), not a run file (JSON that
 is not an object, or not of the shape: the path of the first field that is not, ``$.head``), and
-for close.json, of another run (the run id it names is not run.json's).
+for close.json and call-costs.json, of another run (the run id it names is not run.json's).
 
 A command given a run whose run.json or close.json does not read stops with that one line
 (:class:`RunFileError`, an :class:`~asz_core.errors.AszError`: the exit status of any bad input);
@@ -23,11 +24,11 @@ from typing import Any
 import attrs
 
 from ..errors import AszError
-from .judgment import CloseFile, RunFile
+from .judgment import CallsFile, CloseFile, RunFile
 from .stage_files import MISSING, as_record, load_json
 
-RUN, CLOSE = "run.json", "close.json"
-_RECORDS = {RUN: (RunFile, "a run.json"), CLOSE: (CloseFile, "a close.json")}
+RUN, CLOSE, CALLS = "run.json", "close.json", "call-costs.json"
+_RECORDS = {RUN: (RunFile, "a run.json"), CLOSE: (CloseFile, "a close.json"), CALLS: (CallsFile, "a call-costs.json")}
 _STRINGS = {name: tuple(f.name for f in attrs.fields(rec) if f.type in ("str", str)) for name, (rec, _) in _RECORDS.items()}
 """The fields of each that are strings: the converter takes any JSON for a string, and a run's
 head or window that is no string would pin nothing."""
@@ -38,10 +39,10 @@ class RunFileError(AszError):
 
 
 def look(path: Path, name: str, run: str | None = None) -> tuple[dict[str, Any] | None, str | None]:
-    """``name`` (``run.json`` or ``close.json``) of the run at ``path``: ``(its JSON, None)``;
+    """``name`` (``run.json``, ``close.json`` or ``call-costs.json``) of the run at ``path``: ``(its JSON, None)``;
     ``(None, None)`` when there is none; ``(None, why)`` when it does not read, ``why`` naming it
     as the run's stage files are named (``close.json is not JSON (…)``). With ``run`` (the run id
-    its run.json names), a close.json of another run does not read. Never raises for the file."""
+    its run.json names), a close.json or call-costs.json of another run does not read. Never raises for the file."""
     p = Path(path) / name
     got, data, why = load_json(p, Path(path))
     if got == MISSING:
@@ -94,9 +95,22 @@ def close_json(path: Path, run: str | None = None) -> dict[str, Any] | None:
     return data
 
 
+def call_costs_json(path: Path, run: str) -> dict[str, Any]:
+    """call-costs.json of the closed run at ``path`` (whose run.json names the run id ``run``):
+    what each call of its window cost, saved as it closed; :class:`RunFileError` when it does not
+    read, or is missing (a run closed before asz saved it), saying what to do."""
+    data, why = look(path, CALLS, run)
+    if data is None:
+        raise RunFileError(_named(path, why) if why else
+                           f"{Path(path) / CALLS} is missing: the run closed before asz saved what each call cost, "
+                           f"and this reads only the run's own files: `asz judge -show {run} --costs` writes it from "
+                           "the store at the run's head (or judge the conversation again)")
+    return data
+
+
 def _named(path: Path, why: str) -> str:
     """``why`` (``close.json is not JSON (…)``) with the file named by its whole path."""
     return f"{Path(path)}{os.sep}{why}"
 
 
-__all__ = ["RunFileError", "look", "run_json", "close_json", "RUN", "CLOSE"]
+__all__ = ["RunFileError", "look", "run_json", "close_json", "call_costs_json", "RUN", "CLOSE", "CALLS"]

@@ -198,7 +198,7 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
                          + consumed_line(sf.run.consumed, sf.run.seconds, rate=False))  # the rate once, at the close
         sf = _write_stage(run, sf)
         statuses[stage] = sf.status
-    from . import report_html, run_files
+    from . import call_costs, report_html, run_files
     from .close import View, close_file, read_stages
 
     # The close reads the window and prices the run was pinned to (as load_view would build them
@@ -206,6 +206,15 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
     run_json = run_files.run_json(path)
     view = View(run_json, read_stages(path, run_json), w, ledger.build(w.conv, prices), prices)
     close = close_file(path, store, registry, view)
+    # Before close.json, so that a closed run holds what each call cost: a reader of its files
+    # (asz compare) needs no store.
+    try:
+        call_costs.write(path, store, view)
+    except Exception as exc:  # asz's own fault: the run still closes, and says so (compare will say it is missing)
+        (path / "calls").mkdir(exist_ok=True)
+        (path / "calls" / "call-costs.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        if progress:
+            progress(f"{call_costs.FILE} was not written: {type(exc).__name__}: {exc}")
     write_once(path / "close.json", dumps(close, indent=True) + b"\n")
     regrouped = None
     if label is not None:  # applied once the run closed: its stages never saw the goals
@@ -294,6 +303,19 @@ def find_run(name: str | Path, home: Path | None = None) -> Path:
     if not hits:
         raise AszError(f"no run {str(name)!r}: give a run directory or a run id (under {base})")
     raise AszError(f"{str(name)!r} names {len(hits)} runs: " + ", ".join(h.name for h in hits[:5]))
+
+
+def write_call_costs(path: Path, store: Store | None = None) -> Path:
+    """call-costs.json of a closed run written (``asz judge -show RUN --costs``): a run closed
+    before asz saved what each call cost has none, and ``asz compare`` reads only a run's files.
+    Computed as the close computes it, from the store at the run's head and its price file."""
+    from . import call_costs
+    from .run_files import close_json, run_json
+
+    run = run_json(path)
+    if close_json(path, run["run"]) is None:
+        raise AszError(f"{path} has not closed: its close writes {call_costs.FILE}")
+    return call_costs.write(path, store)
 
 
 def write_report(path: Path, store: Store | None = None) -> Path:
