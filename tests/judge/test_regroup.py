@@ -425,3 +425,36 @@ def test_a_run_that_has_not_closed_or_names_no_evaluator_is_not_regrouped(store:
     with pytest.raises(AszError, match="no evaluator named 'nosuch'|nosuch"):
         regroup.make(res.path, label, store=store, evaluator="nosuch")
     assert not (res.path / "regroups").exists()  # nothing reserved before the evaluator is known to work
+
+
+def test_a_run_judged_against_a_source_is_regrouped_with_its_navigation_serving_the_source(store: Any, tmp_path: Path) -> None:
+    """The regroup's call reads the conversation as the run did: the sources the run saved too."""
+    from asz_core import window
+    from asz_core.navigation import Navigator
+
+    incident = ROOT / "examples" / "INC-88.md"
+    script = _script(tmp_path, [_answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}],
+                                        [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])])
+    calls = json.loads(script.read_text())["calls"]
+    reads = [{"tool": "sources"}, {"tool": "sources", "args": {"id": "src1", "line": 16}}]
+    calls[-1]["requests"][0]["reads"] = reads  # the regroup's call reads the incident note through its navigation
+    script.write_text(json.dumps({"calls": calls}))
+    res = _run(store, script, sources=(str(incident),))
+    assert json.loads((res.path / "work" / "sources" / "src1" / "manifest.json").read_text())["status"] == "saved"
+    before = _files(res.path)
+    got = regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - money right\n")), store=store)
+    assert _files(res.path) == before
+    log = [json.loads(x) for x in (got.path / "calls" / "regroup" / "1" / "1" / "reads.jsonl").read_text().splitlines()]
+    assert [(e["tool"], e["status"]) for e in log] == [("sources", "ok"), ("sources", "ok")]
+    # what it served is what the run's navigation serves (each answer without the budget, which is each call's own)
+    w = window.build(store, "5e1f0c2a")
+    theirs, ours = (Navigator(w, store, run_dir=d) for d in (res.path, got.path / "state"))
+
+    def answer(nav: Any, r: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in json.loads(nav.call(r["tool"], r.get("args"))).items() if k != "budget_left"}
+
+    listed, text = (answer(ours, r) for r in reads)
+    assert [(s["id"], s["status"], s["source"]) for s in listed["sources"]] == [("src1", "saved", str(incident))]
+    # INC-88.md's line 16 on: the float audit missed refunds.py
+    assert text["from"] == 16 and "It missed invoicer/refunds.py" in text["text"] and "refunds.py:9" in text["text"]
+    assert [answer(theirs, r) for r in reads] == [listed, text]

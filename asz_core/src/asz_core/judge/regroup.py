@@ -6,10 +6,11 @@ the two groupings compared (spec: "The person's goals"; docs/regroup.md).
 makes one evaluator call that reads the conversation as the run did (its head, its window, the
 rates of its price file) and is given the person's goals and the run's targets, never the judge's
 goals: the navigation it reads through serves the run's stage files with the goals taken out
-(``state/stages/``). It checks every placement and every "worked on" against the record
-(:mod:`.evidence`: only an input of the person shows one), compares the groupings goal by goal
-(:mod:`.regroup_compare`) and computes the person's goals' outcomes as the close computes the
-judge's (:mod:`.goal_outcome`), and writes ``regroup.json`` once. The run is never changed. A
+(``state/stages/``) and the sources the run saved (``state/work/sources/``), as the run's did.
+It checks every placement and every "worked on" against the record (:mod:`.evidence`: only an
+input of the person shows one), compares the groupings goal by goal (:mod:`.regroup_compare`)
+and computes the person's goals' outcomes as the close computes the judge's
+(:mod:`.goal_outcome`), and writes ``regroup.json`` once. The run is never changed. A
 regroup whose call failed is kept, failed, with what its call consumed.
 """
 
@@ -51,6 +52,30 @@ def _state_dir(run_dir: Path, work: Path, read: dict[str, Any]) -> Path:
                 data["header"] = {**data["header"], "goals": 0, "targets_in_no_goal": len(data["targets"])}
         write_once(state / "stages" / f"{stage}.json", orjson.dumps(data))
     return state
+
+
+def _sources_into(run_dir: Path, state: Path) -> None:
+    """The run's saved sources served by the regroup's navigation as by the run's: each source's
+    manifest and the text it names, copied byte for byte into ``state/work/sources/`` (the
+    ``sources`` tool reads only those; the text is checked against the manifest's digest as it is
+    read). A file that is no regular file, or reached through a link, is not copied: the tool then
+    says that source is unavailable, as it says of one whose manifest does not read."""
+    from ..regular import read_below
+    from .source_files import SOURCES_DIR, read_saved
+
+    for s in read_saved(run_dir):
+        here, there = SOURCES_DIR / s.id, state / SOURCES_DIR / s.id
+        there.mkdir(parents=True, exist_ok=True)  # listed even when nothing of it reads
+        names = ["manifest.json"]
+        t = s.manifest.text if s.manifest is not None else None
+        if t is not None and "/" not in t.file and t.file not in ("", ".", ".."):
+            names.append(t.file)
+        for name in names:
+            try:
+                data = read_below(run_dir, here / name)
+            except OSError:
+                continue
+            write_once(there / name, data)
 
 
 _cut = _bounded(WHERE_BYTES)  # what the answer gave, quoted back: cut as a check quotes it, never copied whole
@@ -185,6 +210,7 @@ def make(run_dir: Path, label: LabelFile, *, evaluator: str | None = None, store
         rec = tread.record if tread.usable else None
         ev = for_run(v.window, store, rec.targets if rec else (), rec.inputs if rec else ())
         state = _state_dir(run_dir, work, read_all(run_dir, pin))
+        _sources_into(run_dir, state)
         try:
             adapter = registry.runtime(v.window.conv.runtime)
         except AszError:
