@@ -17,8 +17,7 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
-from asz_core import times
-from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, bad_count, str_id
+from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, said_bad_values, str_id
 from asz_core.regular import open_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
 
@@ -178,20 +177,21 @@ class ClaudeCodeAdapter(RuntimeAdapter):
     def _said_bad_values(fname: str, lineno: int, obj: dict[str, Any], ts: Any, st: dict[str, Any],
                          probs: list[Problem]) -> None:
         """A token count or a timestamp that is there but no value (read as unknown, as the spec
-        says): one warning per kind and file, naming the first line (as unknown entry types)."""
-        said = st.setdefault("bad_values", [])
-        if "timestamp" not in said and ts is not None and (not isinstance(ts, str) or times.instant(ts) is None):
-            said.append("timestamp")
-            probs.append(Problem(fname, lineno, f"a timestamp that is no time ({str(ts)[:60]!r}); read as unknown "
-                                                "(further such lines of this file are not warned about)"))
+        says): records.said_bad_values, once per kind and file. The counts are the message's usage
+        (its cache_creation split too) and a sub-agent's usage in a Task result."""
+        said = st.get("bad_values")
+        if said is None:
+            said = st["bad_values"] = []
+        elif len(said) == 2:
+            return  # both kinds said for this file: nothing left to look at
         msg = obj.get("message")
-        u = msg.get("usage") if isinstance(msg, dict) else None
-        if "token count" not in said and isinstance(u, dict):
-            bad = next(((k, v) for k, v in u.items() if k.endswith("_tokens") and bad_count(v)), None)
-            if bad is not None:
-                said.append("token count")
-                probs.append(Problem(fname, lineno, f"a token count that is no count ({bad[0]}: {str(bad[1])[:40]}); "
-                                                    "read as unknown (further such lines of this file are not warned about)"))
+        counts = _usage_counts("", msg.get("usage")) if type(msg) is dict else []
+        tur = obj.get("toolUseResult")
+        if type(tur) is dict and "usage" in tur:
+            counts += _usage_counts("toolUseResult.usage.", tur["usage"])
+        found = said_bad_values(said, fname, lineno, counts, (("timestamp", ts),))
+        if found:
+            probs.extend(found)
 
     def _entry(self, fname: str, lineno: int, body: bytes, obj: dict[str, Any], st: dict[str, Any],
                seen: _Seen, probs: list[Problem]) -> Entry:
@@ -572,6 +572,18 @@ def _usage(u: dict[str, Any]) -> dict[str, Any]:
 
 
 _NUMBERS = frozenset((int, float))
+
+
+def _usage_counts(prefix: str, u: Any) -> list[tuple[str, Any]]:
+    """The token counts of a usage object as (field, value) pairs: its ``*_tokens`` and those of
+    its ``cache_creation`` split (what ``_usage`` reads, and any count a later version adds)."""
+    if type(u) is not dict:
+        return []
+    out = [(prefix + k, v) for k, v in u.items() if k.endswith("_tokens")]
+    cc = u.get("cache_creation")
+    if type(cc) is dict:
+        out += [(f"{prefix}cache_creation.{k}", v) for k, v in cc.items() if k.endswith("_tokens")]
+    return out
 
 
 def _text_of(content: Any) -> str:

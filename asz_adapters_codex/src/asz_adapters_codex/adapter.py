@@ -19,7 +19,7 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
-from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, count, str_id
+from asz_core.records import BAD_COUNT, SHAPE_ERRORS, Cursor, Entry, Problem, count, said_bad_values, str_id
 from asz_core.regular import is_regular, open_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
 
@@ -129,7 +129,7 @@ class CodexAdapter(RuntimeAdapter):
             kind = kind_name(typ) if typ is not None else ("record_type:" + kind_name(obj.get("record_type")) if "record_type" in obj else "legacy")
         try:
             if fmt == "exec":
-                events = list(self._exec_events(obj, st))
+                events = list(self._exec_events(obj, st, fname, lineno))
             else:
                 events = list(self._rollout_events(path, fname, lineno, obj, payload, st))
         except SHAPE_ERRORS as exc:
@@ -140,6 +140,7 @@ class CodexAdapter(RuntimeAdapter):
         yield from problems
         st["lines"] += 1
         ts = obj.get("timestamp")
+        yield from said_bad_values(_said(st), fname, lineno, stamps=(("timestamp", ts),))
         yield Entry(
             key=f"{st['thread']}:{lineno}:{hashlib.blake2b(body, digest_size=8).hexdigest()}",
             session=st["session"],
@@ -356,11 +357,17 @@ class CodexAdapter(RuntimeAdapter):
             return  # rate limits only: no model call
         total, last = info.get("total_token_usage"), info.get("last_token_usage")
         bad = _not_numbers(last) or _not_numbers(total)
+        said = _said(st)
         if bad and not st["unreadable"]:
             st["unreadable"] = True  # said once per file (the state lasts across collects)
-            yield Problem(fname, lineno, f"token_count with values that are not numbers ({bad}): that usage is unknown, "
-                          "and a count that cannot be told from a repeat of the one before is not taken for a request "
-                          "(how many requests there were is not known); said once for this file")
+            if BAD_COUNT not in said:
+                said.append(BAD_COUNT)  # this warning says it: no second one for the line
+            yield Problem(fname, lineno, f"a token count that is no count, token_count with values that are not numbers "
+                          f"({bad}): that usage is unknown, and a count that cannot be told from a repeat of the one "
+                          "before is not taken for a request (how many requests there were is not known); said once "
+                          "for this file")
+        # Numbers that are no counts (negative, past 64 bits, a fraction): unknown, said once per file.
+        yield from said_bad_values(said, fname, lineno, _counts("last_token_usage", last) + _counts("total_token_usage", total))
         readable = isinstance(total, dict) and not _not_numbers(total)
         fresh = self._fresh(st)
         st["counts"] += 1
@@ -566,7 +573,7 @@ class CodexAdapter(RuntimeAdapter):
         return cur
 
     # -- codex exec --json ----------------------------------------------------------------
-    def _exec_events(self, obj: dict[str, Any], st: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def _exec_events(self, obj: dict[str, Any], st: dict[str, Any], fname: str, lineno: int) -> Iterator[dict[str, Any] | Problem]:
         typ = obj.get("type")
         if typ == "turn.started":
             self._close(st)
@@ -612,6 +619,7 @@ class CodexAdapter(RuntimeAdapter):
                 yield {"e": "notice", "kind": "api_error", **clip_text(str(item.get("message") or ""))}
         elif typ == "turn.completed":
             usage = obj.get("usage")
+            yield from said_bad_values(_said(st), fname, lineno, _counts("usage", usage))
             cid = st["open"] or self._call(st)[0]
             yield {"e": "call", "id": cid, "model": st["model"], "usage": _usage(usage) if isinstance(usage, dict) else None, "final": True}
             self._close(st)
@@ -654,6 +662,19 @@ def _usage(u: Mapping[str, Any]) -> dict[str, Any]:
 
 def _int(v: Any) -> int | None:
     return count(v)  # negative or out of range (2**64-1): unknown
+
+
+def _counts(where: str, u: Any) -> list[tuple[str, Any]]:
+    """The token counts of a usage object the adapter reads, as (field, value) pairs."""
+    return [(f"{where}.{k}", u.get(k)) for k in _USAGE_KEYS] if isinstance(u, dict) else []
+
+
+def _said(st: dict[str, Any]) -> list[str]:
+    """The kinds of values that are no values already said for this file (records.said_bad_values)."""
+    said = st.get("bad_values")
+    if said is None:
+        said = st["bad_values"] = []
+    return said
 
 
 def _upgrade(st: dict[str, Any], path: Path) -> None:

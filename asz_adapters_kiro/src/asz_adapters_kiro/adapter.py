@@ -33,7 +33,8 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects
-from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem
+from asz_core import times
+from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, said_bad_values
 from asz_core.regular import is_regular, open_regular, read_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
 
@@ -133,7 +134,7 @@ class KiroAdapter(RuntimeAdapter):
         _rewritten(cursor)
         if cursor.state.get("sig") == sig:
             return
-        yield from _document_entries(str(path), data, fallback_session=path.stem)
+        yield from _document_entries(str(path), data, fallback_session=path.stem, said=_said(cursor.state))
         cursor.state["sig"] = sig
 
     # -- SQLite store ---------------------------------------------------------------------
@@ -160,7 +161,7 @@ class KiroAdapter(RuntimeAdapter):
                 for key, cid, value in db.execute(q):
                     label = f"{fname}#conversations_v2:{cid}"
                     seen.add(str(cid))
-                    yield from _row_entries(label, value, str(cid))
+                    yield from _row_entries(label, value, str(cid), _said(cursor.state))
             if "conversations" in tables:
                 # The older table (key = cwd, one conversation per folder). Migration 008 copied
                 # its rows into conversations_v2; a conversation found there is read once.
@@ -169,7 +170,7 @@ class KiroAdapter(RuntimeAdapter):
                     cid = _peek_conversation_id(value)
                     if cid is not None and cid in seen:
                         continue
-                    yield from _row_entries(label, value, cid or str(key))
+                    yield from _row_entries(label, value, cid or str(key), _said(cursor.state))
             if not tables:
                 yield Problem(fname, 0, "SQLite file without Q CLI's conversations or conversations_v2 table")
         except sqlite3.Error as exc:
@@ -201,6 +202,8 @@ class KiroAdapter(RuntimeAdapter):
             # rewritten after every turn: one record, versioned.
             cwd = meta.get("cwd")
             events = ({"e": "project", "path": cwd},) if isinstance(cwd, str) and cwd else ()
+            yield from said_bad_values(_said(st), str(meta_path), 1, stamps=(("updated_at", meta.get("updated_at")),),
+                                       read_time=_iso)
             yield Entry(key=f"{st['sid']}:session", session=st["session"], stream=st["stream"], kind="session",
                         file=str(meta_path), line=1, raw=meta_raw, events=events, ts=_iso(meta.get("updated_at")),
                         versioned=True)
@@ -233,6 +236,9 @@ class KiroAdapter(RuntimeAdapter):
                 yield Problem(fname, lineno, f"{kind} record of unexpected shape ({exc}); kept, no events")
         meta = data.get("meta") if isinstance(data, dict) else None
         ts = _epoch_iso(meta.get("timestamp")) if isinstance(meta, dict) else None
+        if isinstance(meta, dict):
+            yield from said_bad_values(_said(st), fname, lineno, stamps=(("data.meta.timestamp", meta.get("timestamp")),),
+                                       read_time=_epoch_iso)
         yield Entry(key=key, session=st["session"], stream=st["stream"], kind=kind_name(kind), file=fname, line=lineno,
                     raw=body, events=tuple(events), ts=ts)
 
@@ -342,7 +348,7 @@ class _Lines:
         return bisect.bisect_left(self.nl, pos) + 1
 
 
-def _row_entries(label: str, value: Any, fallback: str) -> Iterator[Entry | Problem]:
+def _row_entries(label: str, value: Any, fallback: str, said: list[str]) -> Iterator[Entry | Problem]:
     if isinstance(value, bytes):
         data = value
     elif isinstance(value, str):
@@ -350,7 +356,7 @@ def _row_entries(label: str, value: Any, fallback: str) -> Iterator[Entry | Prob
     else:
         yield Problem(label, 0, f"value is {type(value).__name__}, not a ConversationState; row skipped")
         return
-    yield from _document_entries(label, data, fallback_session=fallback)
+    yield from _document_entries(label, data, fallback_session=fallback, said=said)
 
 
 def _peek_conversation_id(value: Any) -> str | None:
@@ -362,7 +368,9 @@ def _peek_conversation_id(value: Any) -> str | None:
     return cid if isinstance(cid, str) and cid else None
 
 
-def _document_entries(fname: str, data: bytes, *, fallback_session: str) -> Iterator[Entry | Problem]:
+def _document_entries(fname: str, data: bytes, *, fallback_session: str, said: list[str]) -> Iterator[Entry | Problem]:
+    """A ConversationState's records. ``said``: the kinds of values that are no values already
+    said for the file (records.said_bad_values; the file's cursor state keeps it)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -385,9 +393,9 @@ def _document_entries(fname: str, data: bytes, *, fallback_session: str) -> Iter
         cid = fallback_session
     model = _doc_model(f)
     summary = f.get("latest_summary")
-    summary_items = list(_summary_entry(fname, summary, cid, model)) if summary is not None else []
+    summary_items = list(_summary_entry(fname, summary, cid, model, said)) if summary is not None else []
     if doc.history:
-        yield from _history_entries(fname, text, lines, doc, cid, model)
+        yield from _history_entries(fname, text, lines, doc, cid, model, said)
     elif doc.transcript:
         # After /compact (older builds) history is [] and only the display transcript is left;
         # the summary lands after the /compact line that asked for it.
@@ -406,7 +414,8 @@ def _doc_model(f: dict[str, Any]) -> str | None:
     return legacy if isinstance(legacy, str) and legacy else None
 
 
-def _history_entries(fname: str, text: str, lines: _Lines, doc: _Doc, cid: str, model: str | None) -> Iterator[Entry | Problem]:
+def _history_entries(fname: str, text: str, lines: _Lines, doc: _Doc, cid: str, model: str | None,
+                     said: list[str]) -> Iterator[Entry | Problem]:
     anchor, since = "start", 0
     for i, (start, end, item) in enumerate(doc.history):
         raw = text[start:end].encode("utf-8", "surrogatepass")
@@ -433,6 +442,10 @@ def _history_entries(fname: str, text: str, lines: _Lines, doc: _Doc, cid: str, 
         else:
             for what in _unknown_variants(user, assistant):
                 yield Problem(fname, line, f"history item {i}: unknown {what}; kept, read as far as known")
+        if isinstance(user, dict):
+            yield from said_bad_values(said, fname, line, stamps=(("user.timestamp", user.get("timestamp")),), read_time=_iso)
+        if isinstance(rm, dict):
+            yield from _said_ms(said, fname, line, rm)
         yield Entry(key=key, session=cid, stream="main", kind=kind, file=fname, line=line, raw=raw,
                     events=events, ts=_entry_ts(user, rm))
 
@@ -609,7 +622,7 @@ def _transcript_entries(fname: str, text: str, lines: _Lines, doc: _Doc, cid: st
     yield from summary
 
 
-def _summary_entry(fname: str, summary: Any, cid: str, model: str | None) -> Iterator[Entry | Problem]:
+def _summary_entry(fname: str, summary: Any, cid: str, model: str | None, said: list[str]) -> Iterator[Entry | Problem]:
     """latest_summary: [text, RequestMetadata] in current builds, a plain string in older ones.
     The request that wrote it is a model call of its own."""
     text, rm = None, None
@@ -632,6 +645,8 @@ def _summary_entry(fname: str, summary: Any, cid: str, model: str | None) -> Ite
         call_model = rm.get("model_id") if isinstance(rm.get("model_id"), str) and rm.get("model_id") else model
         events.append({"e": "call", "id": f"summary:{ident}", "model": call_model, "usage": None, "final": False})
     events.append({"e": "summary", **clip_text(text)})
+    if rm:
+        yield from _said_ms(said, fname, 1, rm)
     yield Entry(key=key, session=cid, stream="main", kind="summary", file=fname, line=1, raw=raw,
                 events=tuple(events), ts=_ms_iso(rm.get("request_start_timestamp_ms")) if rm else None)
 
@@ -900,6 +915,21 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
+def _said(st: dict[str, Any]) -> list[str]:
+    """The kinds of values that are no values already said for a file (records.said_bad_values),
+    kept in its cursor state: a document saved again is read again without saying them twice."""
+    said = st.get("bad_values")
+    if not isinstance(said, list):
+        said = st["bad_values"] = []
+    return said
+
+
+def _said_ms(said: list[str], fname: str, line: int, rm: dict[str, Any]) -> list[Problem]:
+    """A request's start (epoch milliseconds) that is no time: said once per file."""
+    return said_bad_values(said, fname, line, stamps=(("request_metadata.request_start_timestamp_ms",
+                                                       rm.get("request_start_timestamp_ms")),), read_time=_ms_iso)
+
+
 def _rewritten(cursor: Cursor) -> None:
     """A whole document or database is rewritten in place, not appended to. Collect trusts a
     file whose size and last bytes stand where the cursor left them to be unchanged; a cursor
@@ -932,16 +962,12 @@ def _utc(dt: datetime) -> str:
 
 
 def _iso(ts: Any) -> str | None:
-    """An ISO-8601 time (9 fractional digits on Linux, a local offset) as UTC, like Claude Code's."""
+    """An ISO-8601 time (9 fractional digits on Linux, a local offset) as UTC, like Claude Code's;
+    None for one that is no time (asz_core.times.instant: year 1 at +05:00 is before year 1 in UTC)."""
     if not isinstance(ts, str) or not ts:
         return None
-    try:
-        dt = datetime.fromisoformat(_FRACTION.sub(r"\1", ts))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return _utc(dt)
+    dt = times.instant(_FRACTION.sub(r"\1", ts))
+    return _utc(dt) if dt is not None else None
 
 
 def _ms_iso(ms: Any) -> str | None:

@@ -29,7 +29,7 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import loads_line
-from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, count
+from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, count, said_bad_values
 from asz_core.regular import is_regular, open_regular, read_regular
 from asz_core.textclip import clip_input, clip_text
 
@@ -118,7 +118,10 @@ class LangSmithAdapter(RuntimeAdapter):
             return
         parts, problems, consumed, lines = parse(fname, data)
         yield from problems
-        yield from entries_from_parts(parts, fname)
+        said = cursor.state.get("bad_values")
+        if not isinstance(said, list):
+            said = cursor.state["bad_values"] = []  # kept: a file read again whole does not say them twice
+        yield from entries_from_parts(parts, fname, said)
         cursor.offset, cursor.line = consumed, lines
 
 
@@ -365,8 +368,10 @@ class _Run:
         return md if isinstance(md, dict) else {}
 
 
-def entries_from_parts(parts: Iterable[Part], fname: str) -> Iterator[Entry | Problem]:
-    """Merge parts into runs, order them by ``dotted_order``, and yield one entry per run."""
+def entries_from_parts(parts: Iterable[Part], fname: str, said: list[str] | None = None) -> Iterator[Entry | Problem]:
+    """Merge parts into runs, order them by ``dotted_order``, and yield one entry per run.
+    ``said``: the kinds of values that are no values already said for the file (records.said_bad_values)."""
+    said = [] if said is None else said
     runs: dict[str, _Run] = {}
     hints: dict[str, tuple[str | None, str | None]] = {}  # run id -> (parent, trace) from child_runs nesting
     parts = list(parts)
@@ -429,6 +434,7 @@ def entries_from_parts(parts: Iterable[Part], fname: str) -> Iterator[Entry | Pr
     last_llm: dict[tuple[str, str], str] = {}
     for r in ordered:
         key, kind, events, problem = None, None, (), None
+        counts: list[tuple[str, Any]] = []  # the token counts the run's usage was read from
         if not r.created and r.run_type is None:
             problem = f"update of run {r.id} whose create is not in this file; kept without events (read the create and its updates together)"
             key, kind = f"{r.id}:update", "run_update"
@@ -436,7 +442,7 @@ def entries_from_parts(parts: Iterable[Part], fname: str) -> Iterator[Entry | Pr
             problem = f"run {r.id} has no run_type; kept without events"
         else:
             try:
-                events = tuple(_events(r, runs, last_llm))
+                events = tuple(_events(r, runs, last_llm, counts))
             except SHAPE_ERRORS as exc:
                 problem = f"run {r.id} of unexpected shape ({exc}); kept without events"
         try:
@@ -446,7 +452,26 @@ def entries_from_parts(parts: Iterable[Part], fname: str) -> Iterator[Entry | Pr
             continue
         if problem:
             yield Problem(fname, r.line, problem)
+        yield from said_bad_values(said, fname, r.line, counts, _stamps(r.data), read_count=_int, read_time=_time_text)
         yield entry
+
+
+def _stamps(d: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The times a run's record is read at: its start_time, else its dotted_order's own stamp."""
+    if d.get("start_time") is not None:
+        return [("start_time", d["start_time"])]
+    segs = _segments(d.get("dotted_order"))
+    return [("dotted_order", _Dotted(segs[-1][0]))] if segs else []
+
+
+class _Dotted(str):
+    """A dotted_order's stamp (``20260102T030405123456``), read by its own format."""
+
+    __slots__ = ()
+
+
+def _time_text(v: Any) -> str | None:
+    return _dotted_time(v) if isinstance(v, _Dotted) else _iso(v)
 
 
 def _copy_like(r: _Run) -> bool:
@@ -594,7 +619,8 @@ def _assign_streams(ordered: list[_Run], runs: dict[str, _Run], children: dict[s
 
 # --- events -------------------------------------------------------------------------------------
 
-def _events(r: _Run, runs: dict[str, _Run], last_llm: dict[tuple[str, str], str]) -> Iterator[dict[str, Any]]:
+def _events(r: _Run, runs: dict[str, _Run], last_llm: dict[tuple[str, str], str],
+            counts: list[tuple[str, Any]]) -> Iterator[dict[str, Any]]:
     d = r.data
     rt = r.run_type
     is_root = r.parent is None
@@ -611,7 +637,7 @@ def _events(r: _Run, runs: dict[str, _Run], last_llm: dict[tuple[str, str], str]
         if prompt:
             yield {"e": "input", "source": "person", **clip_text(prompt)}
     if rt == "llm":
-        yield from _llm_events(r)
+        yield from _llm_events(r, counts)
         last_llm[(r.trace, r.stream)] = r.id
     elif rt == "tool":
         yield from _tool_events(r, last_llm.get((r.trace, r.stream)))
@@ -625,7 +651,7 @@ def _events(r: _Run, runs: dict[str, _Run], last_llm: dict[tuple[str, str], str]
             yield {"e": "notice", "kind": "interrupt", **clip_text(_dump_text(outputs["__interrupt__"]))}
 
 
-def _llm_events(r: _Run) -> Iterator[dict[str, Any]]:
+def _llm_events(r: _Run, counts: list[tuple[str, Any]]) -> Iterator[dict[str, Any]]:
     d = r.data
     md = r.meta
     outputs = d.get("outputs")
@@ -636,7 +662,7 @@ def _llm_events(r: _Run) -> Iterator[dict[str, Any]]:
         yield {"e": "notice", "kind": "synthetic", **clip_text(text)}
         return
     ended = bool(d.get("end_time")) or bool(outputs) or bool(d.get("error")) or d.get("status") in ("success", "error")
-    usage = run_usage(d) if ended else None
+    usage = run_usage(d, counts) if ended else None
     yield {"e": "call", "id": r.id, "model": _model(d, msgs), "usage": usage, "final": ended}
     for m in msgs:
         thinking = _thinking(m)
@@ -885,29 +911,56 @@ def _model(d: dict[str, Any], msgs: list[dict[str, Any]]) -> str | None:
 
 # --- usage --------------------------------------------------------------------------------------
 
-def run_usage(d: dict[str, Any]) -> dict[str, Any] | None:
+def run_usage(d: dict[str, Any], counts: list[tuple[str, Any]] | None = None) -> dict[str, Any] | None:
     """The four token types of one llm run, from ONE place it is recorded (never summed across:
-    the JS SDK writes the same usage into outputs and metadata). None when nothing records it."""
+    the JS SDK writes the same usage into outputs and metadata). None when nothing records it.
+    ``counts`` is given the (field, value) of each count read there, for the warning of one
+    that is no count."""
     outputs = d.get("outputs") if isinstance(d.get("outputs"), dict) else {}
     extra = d.get("extra") if isinstance(d.get("extra"), dict) else {}
     md = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
     codex = md.get("ls_integration") == "openai-codex"
     for um in (outputs.get("usage_metadata"), d.get("usage_metadata"), md.get("usage_metadata")):
         if isinstance(um, dict) and _has_counts(um):
+            _read_counts(counts, "usage_metadata", um, _LANGCHAIN_COUNTS)
             return usage_from_langchain(um, codex=codex)
     for m in output_messages(outputs):
         um = (m.get("kw") or {}).get("usage_metadata")
         if isinstance(um, dict) and _has_counts(um):
+            _read_counts(counts, "usage_metadata", um, _LANGCHAIN_COUNTS)
             return usage_from_langchain(um, codex=codex)
     if isinstance(d.get("prompt_tokens"), int) or isinstance(d.get("completion_tokens"), int):
         # API runs: the same counts flattened (on llm runs they are that run's own).
+        _read_counts(counts, "", d, (("prompt_tokens",), ("completion_tokens",), ("prompt_token_details", "cache_read"),
+                                     *(("prompt_token_details", k) for k in _CACHE_WRITES)))
         return usage_from_langchain({"input_tokens": d.get("prompt_tokens"), "output_tokens": d.get("completion_tokens"),
                                      "input_token_details": d.get("prompt_token_details")}, codex=codex)
     llm_output = outputs.get("llm_output") if isinstance(outputs.get("llm_output"), dict) else {}
-    for raw in (llm_output.get("token_usage"), llm_output.get("usage")):
+    for name, raw in (("token_usage", llm_output.get("token_usage")), ("usage", llm_output.get("usage"))):
         if isinstance(raw, dict) and raw:
+            _read_counts(counts, f"llm_output.{name}", raw, _PROVIDER_COUNTS)
             return usage_from_provider(raw)
     return None
+
+
+_CACHE_WRITES = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens", "ephemeral_1hr_input_tokens", "cache_creation")
+_LANGCHAIN_COUNTS = (("input_tokens",), ("output_tokens",), ("input_token_details", "cache_read"),
+                     *(("input_token_details", k) for k in _CACHE_WRITES))
+_PROVIDER_COUNTS = (("prompt_tokens",), ("completion_tokens",), ("prompt_tokens_details", "cached_tokens"),
+                    ("input_tokens",), ("output_tokens",), ("cache_read_input_tokens",), ("cache_creation_input_tokens",))
+"""Where each dialect's reading (usage_from_langchain, usage_from_provider) takes a count."""
+
+
+def _read_counts(counts: list[tuple[str, Any]] | None, where: str, u: dict[str, Any], paths: tuple[tuple[str, ...], ...]) -> None:
+    """The (field, value) of each count ``u`` holds at ``paths``, added to ``counts``."""
+    if counts is None:
+        return
+    for path in paths:
+        v: Any = u
+        for k in path:
+            v = v.get(k) if isinstance(v, dict) else None
+        if v is not None:
+            counts.append((".".join((where, *path)) if where else ".".join(path), v))
 
 
 def _has_counts(um: dict[str, Any]) -> bool:
@@ -1052,9 +1105,9 @@ def _iso(v: Any) -> str | None:
                 dt = dt.replace(tzinfo=UTC)  # the API writes naive UTC times
         else:
             return None
-    except (ValueError, OverflowError):
+        return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    except (ValueError, OverflowError):  # OverflowError: before year 1 or after 9999 in UTC
         return None
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _dotted_time(stamp: str) -> str | None:

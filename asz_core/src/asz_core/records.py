@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from attrs import define, field, frozen
+
+from .times import instant
 
 
 @frozen(slots=True)
@@ -130,3 +133,56 @@ def count(v: Any) -> int | None:
         return None
     return v
 
+
+def _as_recorded(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+BAD_COUNT, BAD_TIME = "token count", "timestamp"
+"""The kinds :func:`said_bad_values` says once per file (kept in a file's cursor state)."""
+
+
+def said_bad_values(said: list[str], file: str, line: int, counts: Iterable[tuple[str, Any]] = (),
+                    stamps: Iterable[tuple[str, Any]] = (), *, read_count: Callable[[Any], int | None] = count,
+                    read_time: Callable[[Any], str | None] = _as_recorded) -> list[Problem]:
+    """The warnings of one record for a token count that is no count (``2**64``, ``-1``, ``1e308``,
+    ``"12"``, ``true``) or a timestamp that is no time (year 0 or 10000, garbage, a number where
+    the runtime writes text): each is read as unknown, as the spec says, and said once per kind and
+    file, naming the first line (as unknown entry types are). ``said`` holds the kinds already said
+    for the file: the adapter keeps it in the file's cursor state, so a grown file read on does not
+    say them again. Every adapter calls this one check for each place it reads a count or a time.
+
+    ``counts`` and ``stamps`` are (field, value as recorded) pairs; an absent value is None and
+    says nothing. A count is what ``read_count`` takes (:func:`count`, or a runtime's reading that
+    also takes a whole float); a timestamp is a time when ``read_time`` (the runtime's reading:
+    ISO text as written, or its epoch numbers made text) gives text :func:`asz_core.times.instant`
+    takes."""
+    if BAD_COUNT in said and BAD_TIME in said:
+        return []
+    out: list[Problem] = []
+    if BAD_TIME not in said:
+        for name, v in stamps:
+            if v is not None and instant(read_time(v)) is None:
+                said.append(BAD_TIME)
+                out.append(Problem(file, line, f"a timestamp that is no time ({name}: {_shown(v)}); read as unknown "
+                                               "(further such lines of this file are not warned about)"))
+                break
+    if BAD_COUNT not in said:
+        for name, v in counts:
+            if v is not None and read_count(v) is None:
+                said.append(BAD_COUNT)
+                out.append(Problem(file, line, f"a token count that is no count ({name}: {_shown(v)}); read as unknown "
+                                               "(further such lines of this file are not warned about)"))
+                break
+    return out
+
+
+def _shown(v: Any) -> str:
+    """A value of a record as JSON writes it, short (a string quoted: ``"12"`` is not ``12``)."""
+    import json
+
+    try:
+        text = json.dumps(v)
+    except (TypeError, ValueError):
+        text = type(v).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
