@@ -6,7 +6,8 @@ installed here; see docs/evaluators/kiro-cli.md):
 working directory, starts the agent's MCP servers, and prints NDJSON frames
 ``{"type": "runStarted"|"sessionUpdate"|"metadata"|"runFinished", "data": {...}}`` (without
 ``--output-format`` it prints plain text ending in a ``▸ Credits: X • Time: Ys`` line). It keeps
-the session under ``$HOME/.kiro/sessions/cli/``.
+the session under ``$HOME/.kiro/sessions/cli/``. ``kiro-cli whoami`` says "Logged in with Builder
+ID" (exit code 0), or "Not logged in" (exit code 1) when ``FAKE_KIRO_LOGIN`` is ``none``.
 
 What it does is scripted: ``FAKE_KIRO_SCRIPT`` is a JSON list, one entry per invocation:
 ``{"reads": [{"tool", "args", "delay"}], "answer": {...} | "text": "...", "credits": 1.5, "context": 12.5,
@@ -61,6 +62,12 @@ async def read_all(server: dict[str, Any], reads: list[dict[str, Any]], log: dic
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--version"]:
         print("kiro-cli 0.0.0-fake")
+        return 0
+    if argv[:1] == ["whoami"]:  # as kiro-cli's whoami says it (its own login store; no service asked)
+        if os.environ.get("FAKE_KIRO_LOGIN", "builder-id") == "none":
+            print("Not logged in")
+            return 1
+        print("Logged in with Builder ID")
         return 0
     if argv[:1] != ["chat"] or "--no-interactive" not in argv:
         print("fake kiro-cli: only `chat --no-interactive` is faked", file=sys.stderr)

@@ -23,6 +23,18 @@ CODEX_PINNED = "0.171.0"
 CODEX = Path(os.environ.get("ASZ_TEST_CODEX") or ROOT / ".venv" / "codex-cli" / "node_modules" / ".bin" / "codex")
 
 
+def fake_kiro(folder: Path) -> Path:
+    """``folder/kiro-cli``: the fake kiro-cli of cli_fake_kiro.py (``whoami`` logged in with a
+    Builder ID unless FAKE_KIRO_LOGIN is ``none``)."""
+    import sys
+
+    folder.mkdir(parents=True, exist_ok=True)
+    exe = folder / "kiro-cli"
+    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).with_name("cli_fake_kiro.py")}" "$@"\n')
+    exe.chmod(0o755)
+    return exe
+
+
 def _version(exe: Path, field: int) -> str | None:
     if not exe.exists():
         return None

@@ -117,7 +117,9 @@ def test_a_missing_sdk_says_the_pip_line(tmp_path: Path, monkeypatch: pytest.Mon
     assert line in str(exc.value)
 
 
-def test_a_model_must_be_given(tmp_path: Path) -> None:
+def test_a_model_must_be_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "x")  # (a key, so that the model is what the check is about)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(EvaluatorError, match="--evaluator openai:MODEL"):
         OpenAIEvaluator().judge(_call(tmp_path, argument=None))
     assert OpenAIEvaluator().model(_call(tmp_path, argument=None, options={"model": "gpt-x"})) == "gpt-x"

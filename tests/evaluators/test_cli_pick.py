@@ -15,7 +15,8 @@ from asz_core.judge import pick as picking
 from asz_core.registry import Registry
 
 from .cli_fakes import FakeAnthropic
-from .cli_helpers import CLAUDE, CODEX, _clean_env, answer_for, needs_claude, needs_codex, small_conv  # noqa: F401
+from .cli_helpers import (CLAUDE, CODEX, _clean_env, answer_for, fake_kiro, needs_claude, needs_codex,  # noqa: F401
+                          small_conv)
 
 
 def pick(evaluators: dict[str, Any]) -> tuple[str, str]:
@@ -52,6 +53,13 @@ def test_then_an_api_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "t")
     with pytest.raises(ConfigError, match=r"bedrock evaluator needs a model"):
         pick({})
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    with pytest.raises(ConfigError, match=r"  - bedrock: AWS_BEARER_TOKEN_BEDROCK is set, but no AWS region is set: set "
+                                          r"AWS_DEFAULT_REGION, or region in evaluators: \{bedrock: \.\.\.\}\n"):
+        pick({"bedrock": {"model": "us.deepseek.r1-v1:0"}})
+    assert pick({"bedrock": {"model": "us.deepseek.r1-v1:0", "region": "us-east-1"}})[0] == "bedrock"
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-west-2")
     assert pick({"bedrock": {"model": "us.deepseek.r1-v1:0"}})[0] == "bedrock"
 
 
@@ -103,20 +111,42 @@ def test_codex_not_logged_in_or_not_running_is_not_picked(tmp_path: Path, monkey
         pick({})
 
 
-def test_kiro_cli_is_picked_last_and_only_with_its_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    kiro = _fake_cli(tmp_path, "kiro-cli", "kiro-cli 1.23.1")
+def test_kiro_cli_is_picked_last_when_logged_in_or_given_its_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kiro = fake_kiro(tmp_path / "bin-kiro")
     monkeypatch.setenv("PATH", f"{kiro.parent}:/usr/bin:/bin")
+    monkeypatch.setenv("FAKE_KIRO_LOGIN", "none")  # `kiro-cli whoami`: "Not logged in", exit code 1
     with pytest.raises(ConfigError) as e:
         pick({})
-    assert f"  - kiro-cli: kiro-cli ({kiro}) runs, but headless kiro-cli needs KIRO_API_KEY" in str(e.value)
+    assert f"  - kiro-cli: kiro-cli ({kiro}) is not logged in: run `kiro-cli login` (or set KIRO_API_KEY)\n" in str(e.value)
     monkeypatch.setenv("KIRO_API_KEY", "k")
-    assert pick({}) == ("kiro-cli", f"kiro-cli is on the PATH ({kiro}, kiro-cli 1.23.1) and KIRO_API_KEY is set")
+    assert pick({}) == ("kiro-cli", f"kiro-cli is on the PATH ({kiro}, kiro-cli 0.0.0-fake) and KIRO_API_KEY is set")
+    monkeypatch.delenv("KIRO_API_KEY")
+    monkeypatch.delenv("FAKE_KIRO_LOGIN")  # "Logged in with Builder ID", exit code 0
+    assert pick({}) == ("kiro-cli", f"kiro-cli is on the PATH ({kiro}, kiro-cli 0.0.0-fake) and logged in (Builder ID)")
     codex = _fake_cli(tmp_path, "codex", "codex-cli 0.171.0", (0, "API key configured - sk-***1"))
     monkeypatch.setenv("PATH", f"{kiro.parent}:{codex.parent}:/usr/bin:/bin")
     assert pick({}) == ("codex", f"the codex CLI is on the PATH ({codex}, codex-cli 0.171.0) and logged in (an API key)")
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    with pytest.raises(ConfigError, match="install kiro-cli, set KIRO_API_KEY"):
+    with pytest.raises(ConfigError, match=r"install kiro-cli, run `kiro-cli login` \(or set KIRO_API_KEY\)"):
         pick({})
+
+
+def test_codex_with_a_model_provider_of_asz_yaml_needs_its_key_not_a_login(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _fake_cli(tmp_path, "codex", "codex-cli 0.171.0", (1, "Not logged in"))
+    monkeypatch.setenv("PATH", f"{out.parent}:/usr/bin:/bin")
+    own = {"config": {"model_provider": "local", "model_providers.local.env_key": "LOCAL_KEY"}}
+    with pytest.raises(ConfigError) as e:
+        pick({"codex": own})
+    assert ("  - codex: the codex CLI's model provider local (asz.yaml) reads its key from LOCAL_KEY, which is not set\n"
+            in str(e.value))
+    monkeypatch.setenv("LOCAL_KEY", "k")
+    assert pick({"codex": own}) == ("codex", f"the codex CLI is on the PATH ({out}, codex-cli 0.171.0) with the model "
+                                             "provider local of asz.yaml (LOCAL_KEY is set)")
+    nested = {"config": {"model_provider": "ollama", "model_providers": {"ollama": {"base_url": "http://127.0.0.1:1/v1"}}}}
+    assert pick({"codex": nested})[1].endswith("with the model provider ollama of asz.yaml")  # one that needs no key
+    with pytest.raises(ConfigError, match="is not logged in"):  # OpenAI's own provider: the login, as before
+        pick({"codex": {"config": {"model_provider": "openai"}}})
 
 
 def test_none_says_what_to_set_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from attrs import field, frozen
 
+from .errors import ConfigError
 from .records import Cursor, Entry, Problem
 
 if TYPE_CHECKING:
@@ -103,6 +104,12 @@ class Availability:
     argument: str | None = None
     """What it runs with when picked, the ``ARGUMENT`` of ``NAME:ARGUMENT`` (an API backend's default model)."""
 
+    def require(self, backend: str) -> None:
+        """For :meth:`EvaluatorBackend.check`: a named evaluator that could not be picked here
+        cannot run either, and says so before the run starts, in one line (not once per call)."""
+        if not self.ok:
+            raise ConfigError(f"the {backend} evaluator cannot run here: {' '.join(self.why.split())}")
+
 
 class EvaluatorBackend(ABC):
     """Runs one evaluator call: a prompt, an answer schema, the navigation and a reading budget.
@@ -137,7 +144,9 @@ class EvaluatorBackend(ABC):
         """What can be checked before a run starts (an SDK installed, a CLI found, a model given),
         so a run that cannot work fails at once, with what to set up, instead of twice per call.
         ``argument`` is what follows ``NAME:`` in ``--evaluator``; ``options`` the backend's section
-        of asz.yaml. Raise an :class:`~asz_core.errors.AszError`; the default checks nothing."""
+        of asz.yaml. Raise an :class:`~asz_core.errors.AszError`; the default checks nothing. A
+        backend with :meth:`available` asks it here too (:meth:`Availability.require`), so a named
+        evaluator that is not installed, not logged in or has no credentials is refused at once."""
 
     @abstractmethod
     def judge(self, call: EvaluatorCall) -> CallResult:

@@ -25,7 +25,8 @@ class AnthropicEvaluator(ApiEvaluator):
 
     name: ClassVar[str] = "anthropic"
     extra: ClassVar[str] = "anthropic"
-    key_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
+    key_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+    base_url_env: ClassVar[str | None] = "ANTHROPIC_BASE_URL"
     default_order: ClassVar[int | None] = 20
     default_model: ClassVar[str | None] = "claude-sonnet-4-5"
 

@@ -70,6 +70,24 @@ def missing(sdk: str, extra: str) -> MissingDependency:
                              f"(or pip install {sdk})")
 
 
+def url_problem(url: Any, where: str) -> str | None:
+    """Why ``url`` (given by ``where``) cannot be an endpoint, or None: an http or https URL with a
+    host, as the SDKs need (``localhost:8080``, without its scheme, would fail every request)."""
+    from urllib.parse import urlsplit
+
+    shown = repr(url) if isinstance(url, str) else type(url).__name__
+    if not isinstance(url, str) or not url.strip():
+        return f"{where} ({shown}) is no URL"
+    try:
+        u = urlsplit(url.strip())
+        u.port  # noqa: B018  # a port that is no number, or out of range, raises here
+    except ValueError as exc:
+        return f"{where} ({shown}) is no URL: {exc}"
+    if u.scheme not in ("http", "https") or not u.hostname:
+        return f"{where} ({shown}) is no http:// or https:// URL with a host"
+    return None
+
+
 def sdk_client(module: str, extra: str, client: str, error: str, key_env: str, opts: dict[str, Any]) -> Any:
     """A provider SDK's client (anthropic.Anthropic, openai.OpenAI) as every API backend makes it:
     the SDK's own retries off (the loop retries and counts each attempt), the timeout and
@@ -228,23 +246,51 @@ class ApiEvaluator(EvaluatorBackend):
 
     @classmethod
     def available(cls, options: dict[str, Any]) -> Availability:
-        """It can run here when a key is set, its SDK installed, and a model named (or a default one)."""
+        """It can run here when it has credentials (:meth:`credentials`), its SDK installed, an
+        endpoint it can send to (:meth:`endpoint_problem`) and a model named (or a default one)."""
         import importlib.util
+
+        has, said = cls.credentials(options)
+        pip = f"pip install 'asz-evaluators[{cls.extra}]'"
+        if not has:
+            return Availability(False, f"{said} ({pip})")
+        if not all(importlib.util.find_spec(m) for m in cls.modules()):
+            return Availability(False, f"{said}, but the {cls.name} SDK is not installed ({pip})")
+        named = isinstance(options.get("model"), str) and options["model"]
+        if not named and not cls.default_model:
+            return Availability(False, f"{said}, but the {cls.name} evaluator needs a model: set evaluators: "
+                                       f"{{{cls.name}: {{model: MODEL}}}} in asz.yaml or give --evaluator {cls.name}:MODEL")
+        bad = cls.endpoint_problem(options)
+        if bad:
+            return Availability(False, f"{said}, but {bad}")
+        if named:
+            return Availability(True, said)
+        return Availability(True, f"{said}; model {cls.default_model} (give --evaluator {cls.name}:MODEL for another)",
+                            cls.default_model)
+
+    @classmethod
+    def credentials(cls, options: dict[str, Any]) -> tuple[bool, str]:
+        """Whether it has credentials here and what gives them ("KEY is set"), or what to set. The
+        default: one of :attr:`key_env` set (and not empty: the SDKs refuse an empty key)."""
         import os
 
         key = next((k for k in cls.key_env if os.environ.get(k)), None)
-        pip = f"pip install 'asz-evaluators[{cls.extra}]'"
-        if key is None:
-            return Availability(False, f"set {' or '.join(cls.key_env)} ({pip})")
-        if not all(importlib.util.find_spec(m) for m in cls.modules()):
-            return Availability(False, f"{key} is set, but the {cls.name} SDK is not installed ({pip})")
-        if isinstance(options.get("model"), str) and options["model"]:
-            return Availability(True, f"{key} is set")
-        if cls.default_model:
-            return Availability(True, f"{key} is set; model {cls.default_model} (give --evaluator {cls.name}:MODEL for "
-                                      "another)", cls.default_model)
-        return Availability(False, f"{key} is set, but the {cls.name} evaluator needs a model: set evaluators: "
-                                   f"{{{cls.name}: {{model: MODEL}}}} in asz.yaml or give --evaluator {cls.name}:MODEL")
+        return (True, f"{key} is set") if key else (False, f"set {' or '.join(cls.key_env)}")
+
+    base_url_env: ClassVar[str | None] = None
+    """The variable the SDK reads its endpoint from when asz.yaml gives no ``base_url``."""
+
+    @classmethod
+    def endpoint_problem(cls, options: dict[str, Any]) -> str | None:
+        """Why the endpoint requests would go to cannot be used, or None: ``base_url`` of asz.yaml,
+        else :attr:`base_url_env` when set. Read as the SDK reads it, never asked over the network."""
+        import os
+
+        if "base_url" in options and options["base_url"] is not None:
+            return url_problem(options["base_url"], f"base_url in evaluators: {{{cls.name}: ...}}")
+        if cls.base_url_env and cls.base_url_env in os.environ:
+            return url_problem(os.environ[cls.base_url_env], cls.base_url_env)
+        return None
 
     @classmethod
     def modules(cls) -> tuple[str, ...]:
@@ -252,8 +298,10 @@ class ApiEvaluator(EvaluatorBackend):
 
     @classmethod
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:
-        """What a run can check before it starts: the SDK is installed and a model is given.
-        Raises MissingDependency (with the pip line) or EvaluatorError."""
+        """What a run can check before it starts: the SDK is installed and a model is given, then
+        what the automatic choice asks (credentials, an endpoint it can send to), so that a named
+        evaluator with no key fails now, in one line, not once per call. Raises MissingDependency
+        (with the pip line), EvaluatorError or ConfigError."""
         import importlib.util
 
         for m in cls.modules():
@@ -263,6 +311,7 @@ class ApiEvaluator(EvaluatorBackend):
         if not isinstance(model, str) or not model:
             raise EvaluatorError(f"the {cls.name} evaluator needs a model: give it as --evaluator {cls.name}:MODEL, or "
                                  f"set evaluators: {{{cls.name}: {{model: MODEL}}}} in asz.yaml")
+        cls.available({**options, "model": model}).require(cls.name)
 
     def model(self, call: EvaluatorCall) -> str:
         model = call.argument or call.options.get("model")

@@ -38,6 +38,18 @@ def convert_usage(usage: Any, model: str | None) -> Request:
     return Request(input=inp, output=out, cache_read=read, cache_write=write, model=model)
 
 
+def _session(options: dict[str, Any]) -> tuple[Any, str]:
+    """The boto3 session calls would use (asz.yaml's ``profile``), or None and why not."""
+    try:
+        import boto3
+    except ImportError:
+        return None, ""
+    try:
+        return (boto3.Session(profile_name=options["profile"]) if options.get("profile") else boto3.Session()), ""
+    except Exception as exc:  # a profile that does not exist
+        return None, f"{type(exc).__name__}: {exc}"
+
+
 class BedrockEvaluator(ApiEvaluator):
     """Bedrock Converse, the navigation and ``submit`` as tools in a toolConfig."""
 
@@ -49,6 +61,41 @@ class BedrockEvaluator(ApiEvaluator):
     @classmethod
     def modules(cls) -> tuple[str, ...]:
         return ("boto3",)
+
+    @classmethod
+    def credentials(cls, options: dict[str, Any]) -> tuple[bool, str]:
+        """AWS_BEARER_TOKEN_BEDROCK, or the credentials boto3 finds itself (the environment, the
+        profile of asz.yaml or AWS_PROFILE, a role): looked up, never sent anywhere."""
+        import os
+
+        if os.environ.get("AWS_BEARER_TOKEN_BEDROCK"):
+            return True, "AWS_BEARER_TOKEN_BEDROCK is set"
+        need = "set AWS_BEARER_TOKEN_BEDROCK or AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile, a role)"
+        session, why = _session(options)
+        if session is None:
+            return False, f"{need}: {why}" if why else need
+        try:
+            creds = session.get_credentials()
+        except Exception as exc:  # a profile boto3 cannot read
+            return False, f"{need}: {type(exc).__name__}: {exc}"
+        return (True, f"AWS credentials are found ({creds.method})") if creds is not None else (False, need)
+
+    @classmethod
+    def endpoint_problem(cls, options: dict[str, Any]) -> str | None:
+        """A region (asz.yaml's ``region``, else the profile's or AWS_DEFAULT_REGION), and an
+        ``endpoint_url`` that is a URL when one is given."""
+        from .api_loop import url_problem
+
+        if options.get("endpoint_url") is not None:
+            bad = url_problem(options["endpoint_url"], "endpoint_url in evaluators: {bedrock: ...}")
+            if bad:
+                return bad
+        if options.get("region"):
+            return None
+        session, _ = _session(options)
+        if session is not None and not session.region_name:
+            return "no AWS region is set: set AWS_DEFAULT_REGION, or region in evaluators: {bedrock: ...}"
+        return None
 
     def client(self, call: EvaluatorCall, opts: dict[str, Any]) -> Any:
         try:
@@ -69,7 +116,7 @@ class BedrockEvaluator(ApiEvaluator):
         except Exception as exc:  # no region, a profile that does not exist
             from asz_core.errors import EvaluatorError
 
-            raise EvaluatorError(f"bedrock: {exc} (set AWS_REGION, or region in evaluators: {{bedrock: ...}})") from None
+            raise EvaluatorError(f"bedrock: {exc} (set AWS_DEFAULT_REGION, or region in evaluators: {{bedrock: ...}})") from None
 
     def send(self, client: Any, model: str, system: str, turns: list[Turn], tools: list[tuple[str, str, dict[str, Any]]],
              opts: dict[str, Any]) -> Reply:

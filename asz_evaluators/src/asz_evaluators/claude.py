@@ -27,7 +27,6 @@ from typing import Any, ClassVar
 
 import orjson
 
-from asz_core.errors import ConfigError
 from asz_core.interfaces import Availability, EvaluatorBackend
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
@@ -300,9 +299,7 @@ class ClaudeEvaluator(EvaluatorBackend):
         cc.find_executable("claude", None, "ASZ_CLAUDE", options)  # the CLI must be there before the run starts
         # and able to answer: what the automatic choice asks (logged in, or a key set), so a named
         # claude that is not logged in fails now, in one line, not once per call of a run
-        a = cls.available(options)
-        if not a.ok:
-            raise ConfigError(f"the claude evaluator cannot run here: {a.why}")
+        cls.available(options).require(cls.name)
 
     def judge(self, call: EvaluatorCall) -> CallResult:
         exe = cc.find_executable("claude", call, "ASZ_CLAUDE")

@@ -225,6 +225,22 @@ KEYS = ("CODEX_API_KEY", "OPENAI_API_KEY")
 """Keys ``codex exec`` takes from the environment when it is not logged in."""
 
 
+def provider_of(options: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The model provider asz.yaml's ``config`` gives codex (None: OpenAI's own, which needs a login
+    or a key) and the variable that provider reads its key from (None: it needs none), written
+    dotted (``model_providers.P.env_key``) or nested, as ``-c`` takes either."""
+    cfg = options.get("config")
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("model_provider"), str) or cfg["model_provider"] == "openai":
+        return None, None
+    p = cfg["model_provider"]
+    nested = cfg.get("model_providers")
+    table = nested.get(p) if isinstance(nested, dict) else cfg.get(f"model_providers.{p}")
+    key = cfg.get(f"model_providers.{p}.env_key")
+    if key is None and isinstance(table, dict):
+        key = table.get("env_key")
+    return p, str(key) if key else None
+
+
 class CodexEvaluator(EvaluatorBackend):
     """``codex exec``, reading through ``asz judge mcp`` only. Picked unasked after the claude CLI
     and the API backends, when codex runs here and is logged in (or a key is set)."""
@@ -236,13 +252,21 @@ class CodexEvaluator(EvaluatorBackend):
     def available(cls, options: dict[str, Any]) -> Availability:
         """It can run here when the codex CLI is found, says its version, and ``codex login status``
         says it is logged in (read from its own files: it checks the login only when a request is
-        sent), or CODEX_API_KEY or OPENAI_API_KEY is set."""
+        sent), or CODEX_API_KEY or OPENAI_API_KEY is set; or, given a model provider of its own in
+        asz.yaml's ``config``, when the variable that provider reads its key from is set."""
         found = cc.runnable("codex", "ASZ_CODEX", options, "the codex CLI",
                             "install the codex CLI (npm @openai/codex), run `codex login` (or set CODEX_API_KEY)")
         if isinstance(found, Availability):
             return found
         exe, version = found
         argument = cc.model_option(options)
+        provider, key_env = provider_of(options)
+        if provider is not None:  # a provider of asz.yaml's: its key, not codex's login, is what it needs
+            if key_env and not os.environ.get(key_env):
+                return Availability(False, f"the codex CLI's model provider {provider} (asz.yaml) reads its key from "
+                                           f"{key_env}, which is not set")
+            return Availability(True, f"the codex CLI is on the PATH ({exe}, {version}) with the model provider "
+                                      f"{provider} of asz.yaml" + (f" ({key_env} is set)" if key_env else ""), argument)
         status = cc.run_briefly([exe, "login", "status"])
         if not isinstance(status, str) and status.returncode == 0:
             said = status.stdout + status.stderr
@@ -256,6 +280,9 @@ class CodexEvaluator(EvaluatorBackend):
     @classmethod
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:
         cc.find_executable("codex", None, "ASZ_CODEX", options)  # the CLI must be there before the run starts
+        # and logged in (or given a key): what the automatic choice asks, so a named codex that is not
+        # fails now, in one line, not once per call of a run
+        cls.available(options).require(cls.name)
 
     def judge(self, call: EvaluatorCall) -> CallResult:
         exe = cc.find_executable("codex", call, "ASZ_CODEX")

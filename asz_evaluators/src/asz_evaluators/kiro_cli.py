@@ -171,7 +171,7 @@ def command(call: EvaluatorCall, exe: str) -> list[str]:
 
 class KiroEvaluator(EvaluatorBackend):
     """kiro-cli, headless, with an agent that holds only asz's navigation. Picked unasked last of
-    the shipped backends, when kiro-cli runs here and KIRO_API_KEY is set."""
+    the shipped backends, when kiro-cli runs here and is logged in or KIRO_API_KEY is set."""
 
     name: ClassVar[str] = "kiro-cli"
     default_order: ClassVar[int | None] = 60
@@ -181,24 +181,31 @@ class KiroEvaluator(EvaluatorBackend):
 
     @classmethod
     def available(cls, options: dict[str, Any]) -> Availability:
-        """It can run here when kiro-cli is found, says its version, and KIRO_API_KEY is set: Kiro
-        documents that key for headless use, and whether kiro-cli is logged in instead can only be
-        learnt by asking Kiro's service, which this never does. Logged in without the key, it may
-        still work when named (``--evaluator kiro-cli``)."""
-        found = cc.runnable("kiro-cli", "ASZ_KIRO_CLI", options, "kiro-cli", "install kiro-cli, set KIRO_API_KEY")
+        """It can run here when kiro-cli is found, says its version, and KIRO_API_KEY is set (Kiro's
+        key for headless use) or ``kiro-cli whoami`` says it is logged in (exit code 0; Kiro's
+        documented way to see which login is active: it reads kiro-cli's own store, and prints
+        "Not logged in" with exit code 1 when there is none)."""
+        found = cc.runnable("kiro-cli", "ASZ_KIRO_CLI", options, "kiro-cli",
+                            "install kiro-cli, run `kiro-cli login` (or set KIRO_API_KEY)")
         if isinstance(found, Availability):
             return found
         exe, version = found
-        if not os.environ.get("KIRO_API_KEY"):
-            return Availability(False, f"kiro-cli ({exe}) runs, but headless kiro-cli needs KIRO_API_KEY (a login cannot "
-                                       "be checked without asking Kiro's service: if it is logged in, name it with "
-                                       "--evaluator kiro-cli)")
-        return Availability(True, f"kiro-cli is on the PATH ({exe}, {version}) and KIRO_API_KEY is set",
-                            cc.model_option(options))
+        model = cc.model_option(options)
+        if os.environ.get("KIRO_API_KEY"):
+            return Availability(True, f"kiro-cli is on the PATH ({exe}, {version}) and KIRO_API_KEY is set", model)
+        who = cc.run_briefly([exe, "whoami"])
+        if isinstance(who, str) or who.returncode != 0:
+            return Availability(False, f"kiro-cli ({exe}) is not logged in: run `kiro-cli login` (or set KIRO_API_KEY)")
+        said = next((x.strip() for x in who.stdout.splitlines() if x.strip()), "")[:100]
+        how = said[len("logged in with "):] if said.lower().startswith("logged in with ") else said
+        return Availability(True, f"kiro-cli is on the PATH ({exe}, {version}) and logged in" + (f" ({how})" if how else ""),
+                            model)
 
     @classmethod
     def check(cls, argument: str | None, options: dict[str, Any]) -> None:
         cc.find_executable("kiro-cli", None, "ASZ_KIRO_CLI", options)  # the CLI must be there before the run starts
+        # and logged in (or given its key): a named kiro-cli that is not fails now, in one line
+        cls.available(options).require(cls.name)
 
     def judge(self, call: EvaluatorCall) -> CallResult:
         exe = cc.find_executable("kiro-cli", call, "ASZ_KIRO_CLI")

@@ -57,6 +57,7 @@ class OpenAIEvaluator(ApiEvaluator):
     name: ClassVar[str] = "openai"
     extra: ClassVar[str] = "openai"
     key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
+    base_url_env: ClassVar[str | None] = "OPENAI_BASE_URL"
     default_order: ClassVar[int | None] = 30
     default_model: ClassVar[str | None] = "gpt-5.5"
 
