@@ -84,6 +84,9 @@ class Day:
         with open(self.grows, "ab") as fh:
             fh.write(self.rest)
         os.utime(self.grows, ns=(self.stamp, self.stamp))
+        # The copy on disk before the collect: else its commit's fsync waits for the whole copy
+        # to be written back (1.6 GB of a 1 GB history's store: half a second no person waits).
+        os.sync()
         return home
 
 

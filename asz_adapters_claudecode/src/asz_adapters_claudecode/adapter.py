@@ -17,6 +17,7 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
+from asz_core.looks import look
 from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, said_bad_values, str_id
 from asz_core.regular import open_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
@@ -39,10 +40,10 @@ class ClaudeCodeAdapter(RuntimeAdapter):
     # -- which files ----------------------------------------------------------------------
     def detect(self, path: Path) -> bool:
         if path.is_file():
-            return path.suffix == ".jsonl" and (_looks_like_claude(path) or _is_workflow_journal(path))
+            return path.suffix == ".jsonl" and (_head_is_claude(path) or _is_workflow_journal(path))
         if path.is_dir():
             for p in _walk_jsonl(path, limit=20):
-                if _looks_like_claude(p):
+                if _head_is_claude(p):
                     return True
         return False
 
@@ -54,7 +55,7 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         agents = [p for p in found if _is_side_file(p)]
         # A resumed session copies its origin's lines; reading sessions in the order they
         # ended makes the origin land first, so the resume continues its conversation.
-        mains.sort(key=lambda p: (_last_timestamp(p), str(p)))
+        mains.sort(key=lambda p: (look("claudecode.last", p, _last_timestamp), str(p)))
         agents.sort(key=lambda p: str(p))
         return mains + agents
 
@@ -674,6 +675,11 @@ def _session_from_path(p: Path) -> str | None:
     return None  # agent-*.jsonl next to sessions, or a file not named by its session
 
 
+def _head_is_claude(p: Path) -> bool:
+    """:func:`_looks_like_claude`, kept for a collect while the file is the same (:mod:`asz_core.looks`)."""
+    return look("claudecode.head", p, _looks_like_claude)
+
+
 def _looks_like_claude(p: Path) -> bool:
     try:
         with open_regular(p) as f:
@@ -686,7 +692,7 @@ def _looks_like_claude(p: Path) -> bool:
 
 def _last_timestamp(p: Path) -> str:
     """The newest timestamp near a file's end, read backwards 16 KiB at a time (at most 256 KiB):
-    cheap, since collect asks it of every session file on every run."""
+    cheap, since collect asks it of every session file that is new or changed (the others' is kept)."""
     try:
         with open_regular(p) as f:
             end = f.seek(0, os.SEEK_END)

@@ -19,8 +19,9 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
+from asz_core.looks import is_regular, look
 from asz_core.records import BAD_COUNT, SHAPE_ERRORS, Cursor, Entry, Problem, count, said_bad_values, str_id
-from asz_core.regular import is_regular, open_regular
+from asz_core.regular import open_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
 
 from .patch import PATCH_FILES_KEY, request_files
@@ -71,9 +72,9 @@ class CodexAdapter(RuntimeAdapter):
     # -- which files ----------------------------------------------------------------------
     def detect(self, path: Path) -> bool:
         if path.is_file():
-            return _head_kind(path) is not None
+            return _listed(path) is not None
         if path.is_dir():
-            return any(_head_kind(p) is not None for p in _walk_jsonl(path, limit=50))
+            return any(_listed(p) is not None for p in _walk_jsonl(path, limit=50))
         return False
 
     def files(self, path: Path) -> list[Path]:
@@ -84,13 +85,9 @@ class CodexAdapter(RuntimeAdapter):
             if not is_regular(p):
                 found.append((0, str(p), p))  # listed so collect says it skipped it (never opened)
                 continue
-            kind = _head_kind(p)
-            if kind is None:
-                continue
-            meta = _first_meta(p)
-            parent, _ = _parent_of(meta) if meta else (None, "")
-            depth = (_depth_of(meta) or 1) if parent else 0
-            found.append((depth, str(p), p))
+            got = _listed(p)
+            if got is not None:
+                found.append((got[1], str(p), p))
         # Parents land before their sub-agents (depth 0 first), each level in name order
         # (rollout names start with their creation time).
         found.sort(key=lambda t: (t[0], t[1]))
@@ -910,15 +907,39 @@ def _first_obj(p: Path) -> dict[str, Any] | None:
 
 
 def _first_meta(p: Path) -> dict[str, Any] | None:
-    obj = _first_obj(p)
+    return _meta_of(_first_obj(p))
+
+
+def _meta_of(obj: dict[str, Any] | None) -> dict[str, Any] | None:
     if obj and obj.get("type") == "session_meta" and isinstance(obj.get("payload"), dict):
         return obj["payload"]
     return None
 
 
-def _head_kind(p: Path) -> str | None:
-    """``rollout``, ``exec`` or ``legacy`` when the file's first record is a Codex one."""
+def _listed(p: Path) -> list[Any] | None:
+    """``[kind, depth]`` of a Codex file (:func:`_listing`), kept for a collect while the file is
+    the same (:mod:`asz_core.looks`); None for another runtime's."""
+    return look("codex.listing", p, _listing)
+
+
+def _listing(p: Path) -> list[Any] | None:
+    """``[kind, depth]``: depth 0 for a root thread, else its sub-agent depth (1 when
+    unsaid), by which a parent is read before its sub-agents; None when not a Codex file."""
     obj = _first_obj(p)
+    kind = _kind_of(obj, p.name)
+    if kind is None:
+        return None
+    meta = _meta_of(obj)
+    parent, _ = _parent_of(meta) if meta else (None, "")
+    depth = (_depth_of(meta) or 1) if parent else 0
+    return [kind, max(-_INT64, min(depth, _INT64))]  # (JSON's integers: an order no real depth reaches)
+
+
+_INT64 = 2**63 - 1
+
+
+def _kind_of(obj: dict[str, Any] | None, name: str) -> str | None:
+    """``rollout``, ``exec`` or ``legacy`` when a file's first record ``obj`` is a Codex one."""
     if obj is None:
         return None
     typ = obj.get("type")
@@ -928,7 +949,7 @@ def _head_kind(p: Path) -> str | None:
         return "exec"
     if isinstance(typ, str) and typ.startswith(("turn.", "item.")) and ("item" in obj or "usage" in obj or typ == "turn.started"):
         return "exec"
-    if p.name.startswith("rollout-") and "type" not in obj and isinstance(obj.get("id"), str) and "timestamp" in obj:
+    if name.startswith("rollout-") and "type" not in obj and isinstance(obj.get("id"), str) and "timestamp" in obj:
         return "legacy"
     return None
 

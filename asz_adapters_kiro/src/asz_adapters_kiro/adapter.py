@@ -34,8 +34,9 @@ import orjson
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects
 from asz_core import times
+from asz_core.looks import is_regular, look, stat, walk
 from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, said_bad_values
-from asz_core.regular import is_regular, open_regular, read_regular
+from asz_core.regular import open_regular, read_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
 
 INTERRUPT_PROMPT = "The user interrupted the tool execution."
@@ -78,23 +79,23 @@ class KiroAdapter(RuntimeAdapter):
 
     def files(self, path: Path) -> list[Path]:
         found: dict[Path, str] = {}
-        candidates = [path] if path.is_file() else list(_walk(path))
-        for p in candidates:
-            if p.suffix in _NAMES and not is_regular(p):
-                found[p] = "not regular"  # listed so collect says it skipped it (never opened)
+        candidates = [str(path)] if path.is_file() else _walk(path)
+        for name in candidates:
+            if os.path.splitext(name)[1] in _NAMES and not is_regular(name):
+                found[Path(name)] = "not regular"  # listed so collect says it skipped it (never opened)
                 continue
-            kind = _sniff(p)
+            kind = _sniff(name)
             if kind == "meta":
-                p, kind = p.with_suffix(".jsonl"), "journal"
-            if kind is not None:
-                found[p] = kind
+                found[Path(name).with_suffix(".jsonl")] = "journal"
+            elif kind is not None:
+                found[Path(name)] = kind
 
         def order(p: Path) -> tuple[bool, int, str]:
             # Older saves first, so records land in the order they were written; a Kiro 2.x
             # sub-agent's journal after its parent's.
-            sub = found[p] == "journal" and bool(_session_meta(p).get("parent_session_id"))
+            sub = found[p] == "journal" and look("kiro.sub", p.with_suffix(".json"), _names_parent)
             try:
-                mtime = p.stat().st_mtime_ns
+                mtime = stat(p).st_mtime_ns
             except OSError:
                 mtime = 0
             return (sub, mtime, str(p))
@@ -735,6 +736,11 @@ def _load_meta(path: Path) -> tuple[dict[str, Any], bytes | None, Problem | None
     return obj, raw.strip(), None
 
 
+def _names_parent(meta: Path) -> bool:
+    """Whether a Kiro 2.x session's metadata names a parent session (its journal is a sub-agent's)."""
+    return bool(_load_meta(meta)[0].get("parent_session_id"))
+
+
 def _session_meta(journal: Path) -> dict[str, Any]:
     return _load_meta(journal.with_suffix(".json"))[0]
 
@@ -752,17 +758,32 @@ def _meta_model(meta: dict[str, Any]) -> str | None:
 
 # --- sniffing -------------------------------------------------------------------------------
 
-def _sniff(p: Path) -> str | None:
+def _sniff(p: str | Path) -> str | None:
     """What Kiro file ``p`` is: ``save`` (a ConversationState document), ``sqlite``,
     ``journal`` (Kiro 2.x .jsonl), ``meta`` (its .json), or None. Reads a few KiB (an SQLite
-    file: a copy of its schema's pages)."""
+    file: a copy of its schema's pages). What its own first bytes say is kept for a collect while
+    the file is the same (:mod:`asz_core.looks`); what rests on another file (a database's
+    tables, with its WAL; a metadata file's journal) is looked at again."""
+    kind = look("kiro.head", p, _sniff_head)
+    if kind == "sqlite?":
+        return "sqlite" if _has_conversation_tables(Path(p)) else None
+    if kind == "meta?":
+        # A Kiro 2.x session's metadata: it stands for its journal.
+        journal = Path(p).with_suffix(".jsonl")
+        return "meta" if journal.is_file() and _sniff(journal) == "journal" else None
+    return kind
+
+
+def _sniff_head(p: Path) -> str | None:
+    """:func:`_sniff` by ``p``'s first bytes alone: ``sqlite?`` and ``meta?`` for what the
+    database's tables or the journal beside it decide."""
     try:
         with open_regular(p) as f:
             head = f.read(_SNIFF_BYTES)
     except OSError:
         return None
     if head.startswith(_SQLITE_MAGIC):
-        return "sqlite" if _has_conversation_tables(p) else None
+        return "sqlite?"
     body = head.removeprefix(b"\xef\xbb\xbf")
     if not body.lstrip().startswith(b"{"):
         return None
@@ -779,9 +800,8 @@ def _sniff(p: Path) -> str | None:
             if isinstance(obj, dict) and isinstance(obj.get("kind"), str) and obj["kind"] in _JOURNAL_KINDS and "data" in obj:
                 return "journal"
         return None
-    if p.suffix == ".json" and b'"session_id"' in body and p.with_suffix(".jsonl").is_file():
-        # A Kiro 2.x session's metadata: it stands for its journal.
-        return "meta" if _sniff(p.with_suffix(".jsonl")) == "journal" else None
+    if p.suffix == ".json" and b'"session_id"' in body:
+        return "meta?"
     return None
 
 
@@ -899,13 +919,20 @@ def _fd_sig(f: Any) -> tuple[int, int, int, int]:
     return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in (".git", "node_modules", "__pycache__"))
-        for fn in sorted(filenames):
+_PASSED = (".git", "node_modules", "__pycache__")
+
+
+def _walk(root: Path) -> Iterator[str]:
+    passed: set[str] = set()  # folders not walked into, and those below them
+    for dirpath, dirnames, filenames in walk(root):
+        if dirpath in passed:
+            passed.update(os.path.join(dirpath, d) for d in dirnames)
+            continue
+        passed.update(os.path.join(dirpath, d) for d in dirnames if d in _PASSED)
+        for fn in filenames:
             if fn.endswith(("-wal", "-shm", "-journal", ".lock")):
                 continue
-            yield Path(dirpath) / fn
+            yield os.path.join(dirpath, fn)
 
 
 # --- small helpers --------------------------------------------------------------------------

@@ -29,8 +29,9 @@ import orjson
 
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import loads_line
+from asz_core.looks import is_regular, look, walk
 from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, count, said_bad_values
-from asz_core.regular import is_regular, open_regular, read_regular
+from asz_core.regular import open_regular, read_regular
 from asz_core.textclip import clip_input, clip_text
 
 SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -74,16 +75,16 @@ class LangSmithAdapter(RuntimeAdapter):
     # -- which files ----------------------------------------------------------------------
     def detect(self, path: Path) -> bool:
         if path.is_file():
-            return _looks_like_langsmith(path)
+            return _head_is_langsmith(path)
         if path.is_dir():
-            return any(_looks_like_langsmith(p) for p in _walk(path, limit=_DETECT_FILES))
+            return any(_head_is_langsmith(p) for p in _walk(path, limit=_DETECT_FILES))
         return False
 
     def files(self, path: Path) -> list[Path]:
         if path.is_file():
             return [path]
         # A FIFO or a device is listed without a look inside, so collect says it skipped it.
-        return [p for p in _walk(path) if not is_regular(p) or _looks_like_langsmith(p)]
+        return [Path(p) for p in _walk(path) if not is_regular(p) or _head_is_langsmith(p)]
 
     def file_requests(self, tool: str, request: Mapping[str, Any]) -> list[str]:
         if not isinstance(request, Mapping):
@@ -1118,16 +1119,20 @@ def _dotted_time(stamp: str) -> str | None:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _walk(root: Path, limit: int | None = None) -> Iterator[Path]:
+def _walk(root: Path, limit: int | None = None) -> Iterator[str]:
     n = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for fn in sorted(filenames):
+    for dirpath, _, filenames in walk(root):
+        for fn in filenames:
             if fn.lower().endswith(SUFFIXES):
-                yield Path(dirpath) / fn
+                yield os.path.join(dirpath, fn)
                 n += 1
                 if limit and n >= limit:
                     return
+
+
+def _head_is_langsmith(p: str | Path) -> bool:
+    """:func:`_looks_like_langsmith`, kept for a collect while the file is the same (:mod:`asz_core.looks`)."""
+    return os.fspath(p).lower().endswith(SUFFIXES) and look("langsmith.head", p, _looks_like_langsmith)
 
 
 def _looks_like_langsmith(p: Path) -> bool:

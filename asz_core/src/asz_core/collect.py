@@ -26,7 +26,8 @@ from .interfaces import RuntimeAdapter
 from .records import Cursor, Entry, Problem
 from .registry import Registry
 from .regular import not_regular, open_regular, why_not_regular
-from .store import Prepared, Round, Store, Writer, tail_before
+from .looks import Looks, looking, stat
+from .store import FileStats, Prepared, Round, Store, Writer, tail_before
 from .workers import cpus_idle
 
 # A session whose first entries are copies of another conversation's records continues that
@@ -120,6 +121,12 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
             runtime: str | None = None, progress: Progress | None = None) -> CollectResult:
     """Read ``paths`` and publish what is new, as one round per conversation, in one transaction."""
     registry = registry or Registry()
+    with looking(store.path.parent / "cache" / "looks.json") as lk:
+        return _collect(paths, store, registry, runtime, progress, lk)
+
+
+def _collect(paths: Iterable[Path], store: Store, registry: Registry, runtime: str | None, progress: Progress | None,
+             lk: Looks) -> CollectResult:
     problems: list[Problem] = []
     plan = plan_files(paths, registry, runtime, problems)
     if not plan:
@@ -130,8 +137,11 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
     with no_gc(), store.writing() as w:  # many small objects, no cycles: the cycle collector only costs time
         binder = _Binder(w, problems)
         # Where each file is read from, decided first (reading needs nothing the writing changes:
-        # each file's cursor is its own), so a forked reader can be handed the whole list.
-        steps = [_step(adapter, f, store, problems) for adapter, f in plan]
+        # each file's cursor is its own), so a forked reader can be handed the whole list. The
+        # files' states read at once: most are unchanged, decided from the stat alone.
+        known = store.file_stats()
+        steps = [_step(adapter, f, store, problems, known) for adapter, f in plan]
+        lk.save()
         jobs = [(s.adapter, s.file, s.cursor) for s in steps if s.cursor is not None]
         todo = sum(max(0, s.st.st_size - s.cursor.offset) for s in steps if s.cursor is not None and s.st is not None)
         with contextlib.ExitStack() as stack:
@@ -159,7 +169,7 @@ def collect(paths: Iterable[Path], store: Store, registry: Registry | None = Non
                 if progress:
                     progress(n.done, total, str(s.file))
         problems.extend(listing)
-        for adapter, f, st, cursor, items in _companions(companions, store, problems):
+        for adapter, f, st, cursor, items in _companions(companions, store, problems, known):
             entries = [i for i in items if isinstance(i, Entry)]
             convs = [w.conversation_of_session(e.session) for e in entries]
             if any(c is None for c in convs):
@@ -194,21 +204,21 @@ class _Step:
     problems: list[Problem] = attrs.Factory(list)
 
 
-def _step(adapter: RuntimeAdapter, f: Path, store: Store, problems: list[Problem]) -> _Step:
+def _step(adapter: RuntimeAdapter, f: Path, store: Store, problems: list[Problem], known: FileStats) -> _Step:
     """Where ``f`` is read from; any failure of this file is a warning, and the others go on."""
-    st, cursor, problem = _where(f, store, adapter.name)
+    st, cursor, problem = _where(f, store, adapter.name, known)
     return _Step(adapter, f, st, cursor, [problem] if problem else [])
 
 
-def _where(f: Path, store: Store, runtime: str) -> tuple[os.stat_result | None, Cursor | None, Problem | None]:
+def _where(f: Path, store: Store, runtime: str, known: FileStats) -> tuple[os.stat_result | None, Cursor | None, Problem | None]:
     """``f``'s stat and where to read it from (cursor None: unchanged), or (None, None, why it is
     skipped): not a regular file, or it cannot be opened (probed before any adapter opens it)."""
     try:
-        st = os.stat(f)
+        st = stat(f)  # (the stat the adapters' look at it took, if they took one)
         why = why_not_regular(st.st_mode)
         if why:
             return None, None, Problem(str(f), 0, f"{why}; skipped")
-        cursor = _cursor_for(store, f, st, runtime)
+        cursor = _cursor_for(store, f, st, runtime, known)
         if cursor is not None:
             _probe(f)
         return st, cursor, None
@@ -326,10 +336,18 @@ def _route(adapters: list[RuntimeAdapter], folder: Path, problems: list[Problem]
 
 def _files(adapter: RuntimeAdapter, path: Path, problems: list[Problem]) -> list[Path]:
     try:
-        return [Path(os.path.abspath(f)) for f in adapter.files(path)]
+        return [_absolute(f) for f in adapter.files(path)]
     except Exception as exc:  # noqa: BLE001 - an adapter's fault on one folder is a warning
         problems.append(Problem(str(path), 0, f"{adapter.name} could not list its files here ({error_text(exc)})"))
         return []
+
+
+def _absolute(f: Path | str) -> Path:
+    """``f`` absolute and normal (a file is one file whatever folder asz runs from), parsed again
+    only when it was not (most are found under a folder that was made so)."""
+    name = os.fspath(f)
+    got = os.path.abspath(name)
+    return f if got == name and isinstance(f, Path) else Path(got)
 
 
 def _detects(adapter: RuntimeAdapter, path: Path) -> bool:
@@ -375,12 +393,12 @@ def _companion_files(registry: Registry, planned: set[str], problems: list[Probl
     return out
 
 
-def _companions(companions: list[tuple[RuntimeAdapter, Path]], store: Store, problems: list[Problem]
-                ) -> Iterable[tuple[RuntimeAdapter, Path, os.stat_result, Cursor, list[Entry | Problem]]]:
+def _companions(companions: list[tuple[RuntimeAdapter, Path]], store: Store, problems: list[Problem],
+                known: FileStats) -> Iterable[tuple[RuntimeAdapter, Path, os.stat_result, Cursor, list[Entry | Problem]]]:
     """The companion files (:func:`_companion_files`) with what is new in them, read after the
     files collect was given, so their records land after the steps they describe."""
     for adapter, f in companions:
-        st, cursor, problem = _where(f, store, adapter.name)
+        st, cursor, problem = _where(f, store, adapter.name, known)
         if problem is not None:
             problems.append(problem)
         if st is None or cursor is None:
@@ -410,14 +428,20 @@ def _rewrite_notes(w: Writer, file: str | None) -> list[Problem]:
 
 def _size(f: Path) -> int:
     try:
-        return f.stat().st_size
+        return stat(f).st_size
     except OSError:
         return 0
 
 
-def _cursor_for(store: Store, f: Path, st: os.stat_result, runtime: str) -> Cursor | None:
+def _cursor_for(store: Store, f: Path, st: os.stat_result, runtime: str, stats: FileStats) -> Cursor | None:
     """Where to read ``f`` from: None when it has not changed, else a cursor (fresh if rewritten,
-    or if another runtime's adapter read it before)."""
+    or if another runtime's adapter read it before). ``stats``: every file's state but its tail
+    and cursor state (:meth:`Store.file_stats`), which decide most files alone."""
+    quick = stats.get(str(f))
+    if quick is None:
+        return Cursor()  # never read
+    if quick[0] == runtime and st.st_size == quick[1] and st.st_mtime_ns == quick[2] and quick[3] == st.st_size:
+        return None  # (as below, without reading its tail and state)
     known = store.file_state(str(f))
     if known is None or known.runtime != runtime:
         return Cursor()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from .looks import shared, walk
 from .records import Cursor, Problem
 from .regular import open_regular
 
@@ -105,12 +107,14 @@ def read_objects(path: Path, cursor: Cursor) -> Iterator[tuple[int, bytes, dict[
 def walk_jsonl(root: Path, limit: int | None = None) -> Iterator[Path]:
     """Every ``*.jsonl`` file under ``root``, in a stable order (folders and names sorted);
     at most ``limit`` of them when given (a cheap look for ``detect``)."""
-    n = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for fn in sorted(filenames):
+    found = shared(("jsonl", os.fspath(root)), lambda: _jsonl_under(root))
+    return found if not limit else itertools.islice(found, limit)
+
+
+def _jsonl_under(root: Path) -> Iterator[Path]:
+    for dirpath, _, filenames in walk(root):
+        folder = None
+        for fn in filenames:
             if fn.endswith(".jsonl"):
-                yield Path(dirpath) / fn
-                n += 1
-                if limit and n >= limit:
-                    return
+                folder = folder or Path(dirpath)
+                yield folder / fn

@@ -189,6 +189,9 @@ class ServerStore(Store):
     def file_state(self, path: str) -> None:
         return None
 
+    def file_stats(self) -> dict[str, tuple[str, int, int, int]]:
+        return {}
+
 
 def wait_until_up(url: str, token: str | None, seconds: float = 10) -> None:
     """Wait (bounded) until a server answers; for tests and benchmarks that start one."""
