@@ -55,9 +55,9 @@ def test_the_lean_parser_takes_the_daily_commands_and_nothing_else() -> None:
         assert parse(argv) is None, argv  # the full CLI: another command, help, or its own usage error
 
 
-def _run(code: str, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", code, *args], env=asz_env(home), capture_output=True, text=True,
-                          timeout=300)
+def _run(code: str, home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code, *args], env={**asz_env(home), **(env or {})}, capture_output=True,
+                          text=True, timeout=300)
 
 
 def _same(a: subprocess.CompletedProcess[str], b: subprocess.CompletedProcess[str]) -> None:
@@ -88,6 +88,24 @@ def test_collect_prints_what_the_full_cli_prints(project: Path, tmp_path: Path) 
         shutil.rmtree(full_home, ignore_errors=True)
 
 
+def test_collects_table_and_line_are_the_full_clis(project: Path, tmp_path: Path) -> None:
+    """A collect that published rounds prints its table; one with nothing new, the line alone,
+    without rich where it fits the width and through rich where it must wrap: the same bytes as
+    the full CLI's rich console in each case."""
+    for width in ("120", "80", "30"):
+        lean_home, full_home = tmp_path / f"lean{width}", tmp_path / f"full{width}"
+        for turn in range(2):
+            env = {"COLUMNS": width}
+            lean = _run(ASZ_MAIN, lean_home, "collect", str(project), env=env)
+            full = _run(FULL, full_home, "collect", str(project), env=env)
+            _same(lean, full)
+            assert ("published" in lean.stdout) == (turn == 0), lean.stdout
+            if turn == 1:
+                line = lean.stdout.rstrip("\n")
+                assert "0 new records in 0 conversations" in " ".join(line.split())
+                assert ("\n" in line) == (width == "30"), line  # wrapped only where it does not fit
+
+
 def test_ledger_prints_what_the_full_cli_prints(project: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     assert _run(ASZ_MAIN, home, "collect", str(project), "--json").returncode == 0
@@ -112,7 +130,7 @@ def test_the_hot_commands_import_no_typer_rich_or_pydantic(project: Path, tmp_pa
     # files through the one converter (cattrs).
     for args, heavy in ((["collect", str(project), "--json"], ""), (["ledger", "--json"], ""),
                         (["ledger", "--json"], ""), (["collect", str(project), "--json"], ""),
-                        (["collect", str(project)], " rich"), (["ledger"], " rich"), (["ledger", "--by", "day"], " rich"),
+                        (["collect", str(project)], ""), (["ledger"], " rich"), (["ledger", "--by", "day"], " rich"),
                         (["conversations"], " rich"), (["runs"], " rich cattrs")):
         r = _run(probe, home, *args)
         assert r.returncode == 0, r.stderr
@@ -126,5 +144,13 @@ def test_the_hot_commands_import_no_typer_rich_or_pydantic(project: Path, tmp_pa
     first = _run(probe2, tmp_path / "new-home", "collect", str(project))
     assert first.returncode == 0 and "published" in first.stdout, first.stderr
     assert first.stderr.splitlines()[-1].rstrip() == "HEAVY rich", first.stderr
+    # The ledger of all, by day and by month in a zone off UTC (a half-hour one too), reads the
+    # kept summaries alone: no conversation assembled, priced or loaded from the assembly cache.
+    probe3 = probe.replace(repr(HEAVY), repr(HEAVY + ("asz_core.assembly", "asz_core.assembly_cache", "genai_prices")))
+    for zone in ("America/New_York", "Asia/Kolkata"):
+        for args in (["ledger", "--by", "day"], ["ledger", "--by", "month", "--json"], ["ledger", "--json"]):
+            r = _run(probe3, home, *args, env={"TZ": zone})
+            assert r.returncode == 0, r.stderr
+            assert r.stderr.splitlines()[-1].rstrip() in ("HEAVY", "HEAVY rich"), (zone, args, r.stderr)
     full = _run(probe, home, "plugins")  # a command this path does not take: the full CLI's
     assert full.returncode == 0 and "typer" in full.stderr.splitlines()[-1]

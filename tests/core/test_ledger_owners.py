@@ -7,7 +7,8 @@ from decimal import Decimal
 from typing import Any
 
 from asz_core.assembly import assemble
-from asz_core.ledger import LOOSE, UNATTRIBUTED, Tally, build, check_owners, load_prices, rows
+from asz_core.assembly import LOOSE, UNATTRIBUTED
+from asz_core.ledger import Tally, build, check_owners, load_prices, rows
 from asz_core.ledger_report import ledger_json, ledger_text
 from asz_core.store import Round, StoredRecord
 

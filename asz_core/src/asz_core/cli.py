@@ -16,9 +16,11 @@ from typer.core import TyperCommand
 
 from . import api, commands, help_labels, ledger_report, outputs, pricing, report, times
 from .collect_report import progress_bar
+from .plain import PlainLine
+from .plain import emit as emit_plain
 from .commands import AszGroup, Server
 from .errors import AszError, os_error_text
-from .tables import console
+from .tables import InertText, console
 from .terminal_text import inert, json_inert
 
 help_labels.install()  # -h: no <bool>, choices that wrap between names
@@ -379,6 +381,9 @@ def judge_mcp(
 def _emit(thing: object, json: bool) -> None:
     if json:
         sys.stdout.write(json_inert(orjson.dumps(thing, option=orjson.OPT_INDENT_2).decode()) + "\n")
+    elif isinstance(thing, PlainLine):
+        if not emit_plain(thing):
+            out.print(InertText(thing))
     else:
         out.print(thing)
 

@@ -4,15 +4,17 @@ rich's console and table, not the modules that assemble and price conversations.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, Group
+from .plain import plural
 
-from .collect import CollectResult
-from .tables import Col, FitTable, plural
-from .tables import InertText as Text  # every text of a report inert (terminal_text)
+if TYPE_CHECKING:  # rich only for a table or a bar: a collect with nothing new prints a plain line
+    from rich.console import Console, Group
+
+    from .collect import CollectResult
 
 
 @contextmanager
@@ -35,14 +37,47 @@ def progress_bar(console: Console, enabled: bool = True, what: str = "collect") 
         yield update
 
 
+BAR_AFTER = 0.25
+"""Seconds a collect runs before its progress bar is drawn: a shorter one (a day's collect) has
+nothing to watch, and needs neither rich nor a console built for a bar."""
+
+
+@contextmanager
+def late_progress_bar(console: Callable[[], Console], what: str = "collect",
+                      after: float = BAR_AFTER) -> Iterator[Callable[[int, int, str], None]]:
+    """:func:`progress_bar` drawn only once the work has taken ``after`` seconds (its console
+    made then, by ``console``)."""
+    start = time.monotonic()
+    with ExitStack() as stack:
+        bar: list[Any] = []
+
+        def update(done: int, total: int, item: str) -> None:
+            if not bar:
+                if time.monotonic() - start < after:
+                    return
+                bar.append(stack.enter_context(progress_bar(console(), what=what)))
+            if bar[0] is not None:
+                bar[0](done, total, item)
+
+        yield update
+
+
 def collect_table(r: CollectResult, shorts: dict[str, str] | None = None) -> Group:
+    from rich.console import Group
+
+    from .tables import Col, FitTable
+    from .tables import InertText as Text  # every text of a report inert (terminal_text)
+
     cols = {"conv": Col("conversation"), "round": Col("round"), "records": Col("records", right=True), "head": Col("head")}
     t = FitTable(cols, (("conv", "round", "records", "head"), ("conv", "round", "records")), title="published")
     for x in r.rounds:
         t.add_row({"conv": (shorts or {}).get(x.conversation, x.conversation[:8]), "round": f"r{x.number}",
                    "records": x.records, "head": x.head[:12]})
-    summary = Text(
-        f"{plural(r.files_read, 'file')} read, {r.files_unchanged} unchanged; {plural(r.records_published, 'new record')} "
-        f"in {plural(len(r.rounds), 'conversation')}" + (f"; {plural(len(r.problems), 'warning')}" if r.problems else "")
-    )
+    summary = Text(collect_line(r))
     return Group(t, summary) if r.rounds else Group(summary)
+
+
+def collect_line(r: CollectResult) -> str:
+    """The line under collect's table (all it prints when nothing was published)."""
+    return (f"{plural(r.files_read, 'file')} read, {r.files_unchanged} unchanged; {plural(r.records_published, 'new record')} "
+            f"in {plural(len(r.rounds), 'conversation')}" + (f"; {plural(len(r.problems), 'warning')}" if r.problems else ""))

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from attrs import frozen
 
 from . import times
-from .assembly import Conversation
 from .errors import AszError
-from .ledger import NO_TIME, Ledger, Row, Summary, Tally, build, grouped, load_prices, month_of, rows, summaries, summarize
+from .ledger import NO_TIME, QUARTER, Ledger, Row, Summary, Tally, build, grouped, load_prices, month_of, rows, quarter_start, summaries, summarize
 from .pricing import PriceFile
 from .short_ids import SHORT_ID, short_ids, shortest_prefixes  # noqa: F401 - here too, where they were
 from .store import Round, Store
+
+if TYPE_CHECKING:  # assembly only where a conversation is loaded: the ledger of all reads kept summaries
+    from .assembly import Conversation
 
 NO_PROJECT = "(no project)"
 
@@ -301,9 +303,36 @@ def _days(x: Summary | Ledger, tz: dt.tzinfo | None, ledger_of: Callable[[Summar
         if NO_TIME in x.by_day:
             out[NO_TIME] = x.by_day[NO_TIME]
         return out
-    if (a is None and b is None) or (ledger_of is None and tz is dt.UTC):
+    if (a is None and b is None) or tz is dt.UTC:
         return dict(x.by_day)  # only calls with no time (or none); or the summary's UTC days
+    days = _quarter_days(x, tz)
+    if days is not None:
+        return days
     return {r.key: r.tally for r in rows(_need(ledger_of)(x), "day", tz)}
+
+
+def _quarter_days(x: Summary, tz: dt.tzinfo | None) -> dict[str, Tally] | None:
+    """A summary's calls by local day from its quarter hours, in day order as ``rows`` gives them;
+    None when it keeps none, or a quarter hour of it straddles a midnight of ``tz`` (a zone whose
+    offset is not whole quarter hours, which no zone has today, or has had since 1979)."""
+    if not x.by_quarter:
+        return None
+    out: dict[str, Tally] = {}
+    for key, t in x.by_quarter.items():
+        start = quarter_start(key)
+        d = times.day(start, tz)
+        if times.day(start + QUARTER - _TICK, tz) != d:
+            return None
+        if d in out:
+            out[d].merge(t)
+        else:
+            out[d] = t.copy()
+    if NO_TIME in x.by_day:
+        out[NO_TIME] = x.by_day[NO_TIME]
+    return {k: out[k] for k in sorted(out)}
+
+
+_TICK = dt.timedelta(microseconds=1)
 
 
 def ledger_of_one(name: str, head: str | None, f: Filter, *, prices: str | None = None,

@@ -22,9 +22,9 @@ import datetime as dt
 import hashlib
 import importlib.util
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from decimal import Decimal
@@ -32,13 +32,14 @@ from decimal import Decimal
 import attrs
 from attrs import define, field, frozen
 
-from .assembly import LOOSE, UNATTRIBUTED, Calls, Conversation, Step, calls_of, stream_roots
 from .gcpause import no_gc
-from .workers import in_two
 from .pricing import CallPrice, PriceFile, Prices
 from .records import USAGE_TYPES, Usage
 from .textclip import one_line
 from .times import day, instant, utc_text
+
+if TYPE_CHECKING:  # assembly only where calls are counted from a record: the ledger of all reads kept summaries
+    from .assembly import Calls, Conversation, Step
 
 TOKEN_KEYS = (*USAGE_TYPES, "cache_write_5m", "cache_write_1h")
 """Token sums a tally keeps: the four types, and the part of cache writes the runtime split."""
@@ -279,6 +280,8 @@ class Ledger:
 def build(conv: Conversation, prices: Prices, keep: Callable[[Step], bool] | None = None) -> Ledger:
     """The ledger of one assembled conversation, priced with ``prices``; with ``keep``, of the
     model calls it keeps only (``--since``/``--until``: the calls made in a span of time)."""
+    from .assembly import LOOSE, UNATTRIBUTED, stream_roots
+
     roots = stream_roots(conv)
     calls: list[CallCost] = []
     by_owner: dict[str, Tally] = {}
@@ -356,6 +359,8 @@ def rows(led: Ledger, by: str, tz: dt.tzinfo | None = dt.UTC) -> list[Row]:
     (each sub-agent apart). ``model``, ``day`` and ``month``: the calls grouped by model and by
     the day or month of ``tz`` (None: the system's local time) they were made in."""
     if by == "talk":
+        from .assembly import LOOSE, UNATTRIBUTED
+
         out = [Row(t.id, t.with_subagents, {"start": t.start, "end": t.end, "own": t.own, "streams": list(t.streams)})
                for t in led.talks]
         if led.loose.calls or led.loose_streams:
@@ -516,6 +521,11 @@ class Summary:
     """Sub-agent and helper streams."""
     first_input: str | None = None
     """The person's first real input (``Conversation.first_input``), its first 200 bytes."""
+    by_quarter: Mapping[str, Tally] = attrs.field(factory=dict, eq=False, repr=False)
+    """The timed calls by UTC quarter hour (``2025-01-31T23:45``), when they fall in more than
+    one: every zone's midnight falls on a quarter hour, so a zone's days and months are these
+    added up, without the conversation's calls one by one. Read back from the cache only when
+    asked for (:class:`KeptTallies`)."""
 
     @property
     def project(self) -> str | None:
@@ -529,13 +539,19 @@ def summarize(led: Ledger, conv: Conversation | None = None) -> Summary:
                 led.by_model, led.by_day, sum(led.copies.values()), led.replays)
     if conv is None:
         return s
-    calls = [t for c in led.calls if (t := instant(c.ts)) is not None]
+    calls = []
+    quarters: dict[str, Tally] = {}
+    for c in led.calls:
+        if (t := instant(c.ts)) is not None:
+            calls.append(t)
+            quarters.setdefault(_quarter(t), Tally()).add(c)
     first = conv.first_input()
     return attrs.evolve(
         s, projects=conv.projects, started=conv.span[0], last=conv.span[1],
         first_call=utc_text(min(calls)) if calls else None, last_call=utc_text(max(calls)) if calls else None,
         talks=len(conv.main_talks), streams=len(conv.streams) - 1,
-        first_input=one_line(first.text) if first is not None else None)
+        first_input=one_line(first.text) if first is not None else None,
+        by_quarter={k: quarters[k] for k in sorted(quarters)} if len(quarters) > 1 else {})
 
 
 def summary_of(view: Calls, prices: Prices) -> Summary:
@@ -548,6 +564,7 @@ def summary_of(view: Calls, prices: Prices) -> Summary:
     stream_of: dict[str | int, str] = {}
     by_model: dict[str, Tally] = {}
     by_day: dict[str, Tally] = {}
+    by_quarter: dict[str, Tally] = {}
     stamps: list[dt.datetime] = []
     copies = replays = 0
     first: tuple[str, str] | None = None  # the model and day of the first call counted
@@ -570,6 +587,8 @@ def summary_of(view: Calls, prices: Prices) -> Summary:
         d = NO_TIME if when is None else when.date().isoformat()
         if when is not None:
             stamps.append(when)
+            q = _quarter(when)
+            (by_quarter.get(q) or by_quarter.setdefault(q, Tally())).count(c.usage, c.output_floor, p)
         # While every call so far has the first one's model and day, its model's tally and its
         # day's are the same calls counted in the same order: counted once, the day's copied
         # from it when a call of another model or day comes (most conversations: never).
@@ -600,10 +619,53 @@ def summary_of(view: Calls, prices: Prices) -> Summary:
         view.projects, view.span[0], view.span[1],
         utc_text(min(stamps)) if stamps else None, utc_text(max(stamps)) if stamps else None,
         view.main_talks, len(view.streams) - 1,
-        one_line(view.first_input) if view.first_input is not None else None)
+        one_line(view.first_input) if view.first_input is not None else None,
+        {k: by_quarter[k] for k in sorted(by_quarter)} if len(by_quarter) > 1 else {})
 
 
-CACHE_VERSION = 3
+def _quarter(t: dt.datetime) -> str:
+    """The UTC quarter hour an instant falls in, as :attr:`Summary.by_quarter` keys it."""
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute // 15 * 15:02d}"
+
+
+def quarter_start(key: str) -> dt.datetime:
+    """The instant a :attr:`Summary.by_quarter` key begins."""
+    return dt.datetime.fromisoformat(key).replace(tzinfo=dt.UTC)
+
+
+QUARTER = dt.timedelta(minutes=15)
+
+
+class KeptTallies(Mapping[str, Tally]):
+    """Tallies as the cache keeps them, made into :class:`Tally` the first time any is asked for:
+    most ledgers never look at a summary's quarter hours, and reading them all would cost every
+    ledger the time of the few that do."""
+
+    __slots__ = ("_dumps", "_made")
+
+    def __init__(self, dumps: dict[str, Any]) -> None:
+        self._dumps = dumps
+        self._made: dict[str, Tally] | None = None
+
+    def _all(self) -> dict[str, Tally]:
+        if self._made is None:
+            self._made = {k: _tally_load(v) for k, v in self._dumps.items()}
+        return self._made
+
+    def __getitem__(self, key: str) -> Tally:
+        return self._all()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dumps)
+
+    def __len__(self) -> int:
+        return len(self._dumps)
+
+    def dumps(self) -> dict[str, Any]:
+        return self._dumps
+
+
+CACHE_VERSION = 4
 
 PARALLEL_RECORDS = 20_000
 """Records to assemble past which the ledger's summaries are split with a forked child."""
@@ -631,6 +693,9 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
     found = {k: s for k in keys if (got := kept["entries"].get(k)) and (s := _summary_load(got)) is not None}
     todo = [row for row, k in zip(rows, keys) if k not in found]
     if todo:
+        from .assembly import calls_of
+        from .workers import in_two
+
         book = load_prices(prices)
 
         def job(row: Any, on: Any = st) -> dict[str, Any]:
@@ -739,7 +804,9 @@ def _summary_dump(s: Summary) -> dict[str, Any]:
             "by_model": {k: _tally_dump(v) for k, v in s.by_model.items()},
             "by_day": {k: _tally_dump(v) for k, v in s.by_day.items()}, "copies": s.copies, "replays": s.replays,
             "projects": list(s.projects), "started": s.started, "last": s.last, "first_call": s.first_call,
-            "last_call": s.last_call, "talks": s.talks, "streams": s.streams, "first_input": s.first_input}
+            "last_call": s.last_call, "talks": s.talks, "streams": s.streams, "first_input": s.first_input,
+            "by_quarter": s.by_quarter.dumps() if isinstance(s.by_quarter, KeptTallies)
+            else {k: _tally_dump(v) for k, v in s.by_quarter.items()}}
 
 
 def _summary_load(d: dict[str, Any]) -> Summary | None:
@@ -749,6 +816,6 @@ def _summary_load(d: dict[str, Any]) -> Summary | None:
                        {k: _tally_load(v) for k, v in d["by_model"].items()},
                        {k: _tally_load(v) for k, v in d["by_day"].items()}, int(d["copies"]), int(d["replays"]),
                        tuple(d["projects"]), d["started"], d["last"], d["first_call"], d["last_call"], d["talks"],
-                       d["streams"], d["first_input"])
+                       d["streams"], d["first_input"], KeptTallies(dict(d["by_quarter"])))
     except (KeyError, TypeError, ValueError, ArithmeticError):
         return None  # a kept summary of another shape: built again

@@ -84,8 +84,8 @@ def run(command: str, opts: dict[str, Any], args: list[str]) -> int:
 
     json = bool(opts.get("--json"))
     zone, heads = opts.get("--timezone"), opts.get("--head")
-    if json:
-        out = None
+    if json or command == "collect":
+        out = None  # collect makes its console when it has a table or a bar to show (outputs.collect)
     else:
         from .tables import console  # the console the full CLI prints with
 
@@ -100,7 +100,7 @@ def run(command: str, opts: dict[str, Any], args: list[str]) -> int:
             return 130
         for p in result.problems:
             _say("warning:", "33", str(p))
-        _emit(thing, out)
+        _emit(thing, out, json)
         return 1 if result.read_nothing else 0
     if command == "ledger":
         prices = str(Path(opts["--prices"])) if opts.get("--prices") else None
@@ -113,16 +113,23 @@ def run(command: str, opts: dict[str, Any], args: list[str]) -> int:
         thing = outputs.show(args[0], heads, opts.get("--talk"), zone, json, bool(opts.get("--operations")))
     else:
         thing = outputs.runs(args[0] if args else None, zone, json)
-    _emit(thing, out)
+    _emit(thing, out, json)
     return 0
 
 
-def _emit(thing: object, out: Any) -> None:
-    """A table on the console ``out`` (as the full CLI prints it), else JSON."""
-    if out is not None:
-        out.print(thing)
-    else:
+def _emit(thing: object, out: Any, json: bool) -> None:
+    """JSON, or a table on the console ``out`` (as the full CLI prints it; made here if need be)."""
+    if json:
         _print_json(thing)
+        return
+    from .plain import PlainLine, emit
+
+    if isinstance(thing, PlainLine) and emit(thing):
+        return
+    from .tables import InertText, console
+
+    out = out or console()
+    out.print(InertText(thing) if isinstance(thing, PlainLine) else thing)
 
 
 def _print_json(thing: object) -> None:

@@ -32,15 +32,20 @@ def collect(paths: Sequence[Path] | None, runtime: str | None, json: bool,
 
         result = collect_paths(paths or None, runtime=runtime)
         return result, collect_json(result)
-    from .collect_report import collect_table, progress_bar
+    from .collect_report import collect_line, collect_table, late_progress_bar
 
-    from .tables import console
+    def bar_console() -> Console:
+        from .tables import console
 
-    with progress_bar(out or console()) as progress:
+        return out or console()
+
+    with late_progress_bar(bar_console) as progress:
         result = collect_paths(paths or None, runtime=runtime, progress=progress)
-    # The rounds are named by their short ids (a look at every conversation): none to name, no look.
-    shorts = _short_ids() if result.rounds else {}
-    return result, collect_table(result, shorts)
+    if not result.rounds:  # nothing published: one line, no table (and no rich, where it fits: plain.emit)
+        from .plain import PlainLine
+
+        return result, PlainLine(collect_line(result))
+    return result, collect_table(result, _short_ids())
 
 
 def ledger(conversation: str | None, head: str | None, by: str | None, since: str | None, until: str | None,

@@ -28,6 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import times
+from .plain import plural  # noqa: F401 - here too, where the reports take it
 from .terminal_text import UNSAFE, inert
 
 TEXT_MIN = 16
@@ -263,5 +264,3 @@ def when(ts: str | dt.datetime | None, tz: dt.tzinfo | None, fmt: str = "%Y-%m-%
     return "—" if t is None else times.local(t, tz).strftime(fmt)
 
 
-def plural(n: int, what: str) -> str:
-    return f"{n:,} {what}" + ("" if n == 1 else "s")
