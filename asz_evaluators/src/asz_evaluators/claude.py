@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import Availability, EvaluatorBackend
+from asz_core.judge.context import write_once
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 from . import cli_common as cc
@@ -306,9 +307,9 @@ class ClaudeEvaluator(EvaluatorBackend):
         d = Path(call.directory).resolve()
         prompt = d / "prompt.md"
         if not prompt.is_file():
-            prompt.write_text(call.prompt, encoding="utf-8")
+            write_once(prompt, call.prompt.encode())
         cfg = d / "mcp.json"
-        cfg.write_bytes(orjson.dumps({"mcpServers": {cc.SERVER: {"type": "stdio", "command": cc.mcp_command(call)[0],
+        write_once(cfg, orjson.dumps({"mcpServers": {cc.SERVER: {"type": "stdio", "command": cc.mcp_command(call)[0],
                                                                  "args": cc.mcp_command(call)[1:], "env": cc.mcp_env(call)}}},
                                      option=orjson.OPT_INDENT_2))
         env = dict(os.environ)

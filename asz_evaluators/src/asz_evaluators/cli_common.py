@@ -25,6 +25,7 @@ import orjson
 
 from asz_core.errors import EvaluatorError
 from asz_core.interfaces import Availability
+from asz_core.judge.context import write_once
 from asz_core.judge.judgment import EvaluatorCall, Request
 
 SERVER = "asz"
@@ -258,7 +259,7 @@ def tick_of(call: EvaluatorCall, so_far: Callable[[], Iterable[Request]] | None 
 def write_usage(call: EvaluatorCall, data: dict[str, Any]) -> None:
     """``usage.json`` in the attempt's directory: what the CLI itself reported, in its own terms
     (totals, per model, its cost, credits), beside asz's requests.jsonl."""
-    (Path(call.directory) / "usage.json").write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
+    write_once(Path(call.directory) / "usage.json", orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
                                                                     default=str) + b"\n")
 
 

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import Availability, EvaluatorBackend
+from asz_core.judge.context import write_once
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 from . import cli_common as cc
@@ -288,9 +289,9 @@ class CodexEvaluator(EvaluatorBackend):
         exe = cc.find_executable("codex", call, "ASZ_CODEX")
         d = Path(call.directory).resolve()
         if not (d / "prompt.md").is_file():
-            (d / "prompt.md").write_text(call.prompt, encoding="utf-8")
+            write_once(d / "prompt.md", call.prompt.encode())
         schema_file = d / "output-schema.json"
-        schema_file.write_bytes(orjson.dumps(strict_schema(call.schema), option=orjson.OPT_INDENT_2))
+        write_once(schema_file, orjson.dumps(strict_schema(call.schema), option=orjson.OPT_INDENT_2))
         last = d / "last-message.txt"
         env = dict(os.environ)
         env.update(cc.mcp_env(call))

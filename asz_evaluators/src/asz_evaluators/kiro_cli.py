@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import Availability, EvaluatorBackend
+from asz_core.judge.context import write_once
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
 
 from . import cli_common as cc
@@ -211,12 +212,12 @@ class KiroEvaluator(EvaluatorBackend):
         exe = cc.find_executable("kiro-cli", call, "ASZ_KIRO_CLI")
         d = Path(call.directory).resolve()
         if not (d / "prompt.md").is_file():
-            (d / "prompt.md").write_text(call.prompt, encoding="utf-8")
-        (d / "kiro-prompt.md").write_text(kiro_prompt(call), encoding="utf-8")
+            write_once(d / "prompt.md", call.prompt.encode())
+        write_once(d / "kiro-prompt.md", kiro_prompt(call).encode())
         cwd = cc.workdir(call)
         agents = cwd / ".kiro" / "agents"
         agents.mkdir(parents=True, exist_ok=True)
-        (agents / f"{AGENT}.json").write_bytes(orjson.dumps(agent_file(call), option=orjson.OPT_INDENT_2))
+        write_once(agents / f"{AGENT}.json", orjson.dumps(agent_file(call), option=orjson.OPT_INDENT_2))
         env = dict(os.environ)
         env.update(cc.mcp_env(call))
         model = call.argument or call.options.get("model")

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import attrs
 import orjson
 from attrs import frozen
 
@@ -54,6 +55,43 @@ def write_once(path: Path, data: bytes) -> None:
             tmp.unlink(missing_ok=True)  # nothing left behind, whatever happened
         except OSError:
             pass
+
+
+def keep_traceback(run_dir: Path, stem: str) -> None:
+    """The traceback being handled, kept as ``calls/STEM.traceback.txt`` (``STEM.2.traceback.txt``
+    when a second failure of the same part came): written once, atomically. One that cannot be
+    written (a full disk) is let go: the stage file or the progress says the failure already."""
+    text = traceback.format_exc().encode("utf-8", "backslashreplace")
+    for k in range(1, 10):
+        try:
+            write_once(run_dir / "calls" / f"{stem}{'' if k == 1 else f'.{k}'}.traceback.txt", text)
+            return
+        except AszError:  # that name is taken: the next
+            continue
+        except OSError:
+            return
+
+
+def attempt_line(r: Request) -> bytes:
+    line = unstructure(r)
+    if line.get("credits") is None:
+        line.pop("credits", None)  # only a provider that bills in credits says them
+    return orjson.dumps(line) + b"\n"
+
+
+def write_attempt_files(d: Path, result: CallResult) -> str | None:
+    """An attempt's requests.jsonl, answer.txt and stderr.txt, each written once, atomically; the
+    reason (naming the file) when one could not be written, e.g. on a full disk."""
+    # A lone surrogate (which a backend's json module reads from "\ud800") is no UTF-8: kept escaped.
+    files = (("requests.jsonl", lambda: b"".join(attempt_line(r) for r in result.requests)),
+             ("answer.txt", lambda: str(result.raw).encode("utf-8", "backslashreplace")),
+             ("stderr.txt", lambda: str(result.stderr).encode("utf-8", "backslashreplace")))
+    for name, data in files:
+        try:
+            write_once(d / name, data())
+        except OSError as exc:
+            return f"its {name} could not be written: {exc}"
+    return None
 
 
 # --- evaluators ----------------------------------------------------------------------------------
@@ -246,9 +284,14 @@ class StageCalls:
         for attempt in (1, 2):
             rel = Path("calls") / self.stage / str(n) / str(attempt)
             d = self.run.path / rel
-            d.mkdir(parents=True, exist_ok=False)
             pb = prompt.encode()
-            write_once(d / "prompt.md", pb)
+            try:
+                d.mkdir(parents=True, exist_ok=False)
+                write_once(d / "prompt.md", pb)
+            except OSError as exc:  # a full disk fails this attempt, never the run
+                why = f"its prompt.md could not be written: {exc}"
+                got.append(self._unwritten(n, attempt, rel, len(pb), why))
+                continue
             budget = self.run.cfg.judge.read_bytes
             nav = self.run.navigator(budget, d / "reads.jsonl", run_dir)
             key = f"{n}/{attempt}"
@@ -267,15 +310,9 @@ class StageCalls:
             except Exception as exc:  # a backend's crash fails the call, never the run
                 result = CallResult(error=f"{type(exc).__name__}: {exc}", stderr=traceback.format_exc())
             secs = time.monotonic() - t0
-            with (d / "requests.jsonl").open("wb") as f:
-                for r in result.requests:
-                    line = unstructure(r)
-                    if line.get("credits") is None:
-                        line.pop("credits", None)  # only a provider that bills in credits says them
-                    f.write(orjson.dumps(line) + b"\n")
-            # A lone surrogate (which a backend's json module reads from "\ud800") is no UTF-8: kept escaped.
-            (d / "answer.txt").write_text(str(result.raw), encoding="utf-8", errors="backslashreplace")
-            (d / "stderr.txt").write_text(str(result.stderr), encoding="utf-8", errors="backslashreplace")
+            unkept = write_attempt_files(d, result)
+            if unkept:  # what it answered is not on disk, so the attempt failed: its usage still counts
+                result = attrs.evolve(result, answer=None, error=f"{result.error}; {unkept}" if result.error else unkept)
             answer = parse_answer(result)
             answer, cuts, deep = bound_answer(answer) if answer is not None else (None, [], too_deep(result))
             why = result.error or deep or (readable(answer) if answer is not None else "the answer holds no JSON object")
@@ -303,6 +340,14 @@ class StageCalls:
         with self.meter.lock:
             self.meter.ended += 1
         return CallOutcome(False, None, why, tuple(got))
+
+    def _unwritten(self, n: int, attempt: int, rel: Path, prompt_bytes: int, why: str) -> AttemptRecord:
+        """The record of an attempt that never reached its evaluator: its files could not be written."""
+        rec = AttemptRecord(call=n, attempt=attempt, directory=str(rel), prompt_bytes=prompt_bytes, status="failed",
+                            error=why, read_bytes=0, tool_calls=0, seconds=0.0, consumed=Consumed())
+        with self.lock:
+            self.attempts.append(rec)
+        return rec
 
     def side_by_side(self, jobs: Sequence[Callable[[], CallOutcome]]) -> list[CallOutcome]:
         """Calls side by side, up to judge.concurrency at once, results in order."""

@@ -19,7 +19,6 @@ import glob
 import os
 import secrets
 import socket
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,8 @@ from ..errors import AszError, ConfigError
 from ..id_paths import child, inside
 from ..store import Store, asz_home
 from . import config as configs
-from .context import EvaluatorSpec, Progress, Run, consumed_line, failed_stage_line, evaluator_ref, now, parse_evaluator, write_once
+from .context import (EvaluatorSpec, Progress, Run, consumed_line, evaluator_ref, failed_stage_line, keep_traceback, now,
+                      parse_evaluator, write_once)
 from .judgment import VERSION, CloseFile, PriceRef, RunFile
 from .stages import STAGE_FUNCTIONS
 
@@ -188,8 +188,7 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
                 sf = run.stage_file(stage, "failed", str(exc))
             except Exception as exc:  # a stage's own failure is written, and the run still closes
                 sf = run.stage_file(stage, "failed", f"{type(exc).__name__}: {exc}")
-                (path / "calls").mkdir(exist_ok=True)
-                (path / "calls" / f"{stage}.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
+                keep_traceback(path, stage)
             if progress:
                 from ..tables import plural  # what says a count as tables do; rich only once someone watches
 
@@ -211,8 +210,7 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
     try:
         call_costs.write(path, store, view)
     except Exception as exc:  # asz's own fault: the run still closes, and says so (compare will say it is missing)
-        (path / "calls").mkdir(exist_ok=True)
-        (path / "calls" / "call-costs.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        keep_traceback(path, "call-costs")
         if progress:
             progress(f"{call_costs.FILE} was not written: {type(exc).__name__}: {exc}")
     write_once(path / "close.json", dumps(close, indent=True) + b"\n")
@@ -229,8 +227,7 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
     try:
         report_html.write(path, store, view)
     except Exception as exc:  # the report is a view of close.json: its failure loses nothing, and is said
-        (path / "calls").mkdir(exist_ok=True)
-        (path / "calls" / "report.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        keep_traceback(path, "report")
         if progress:
             progress(f"report.html was not written: {type(exc).__name__}: {exc}")
     if progress:
@@ -253,8 +250,7 @@ def _write_stage(run: Run, sf: Any) -> Any:
         run.write_stage(sf)
         return sf
     except Exception as exc:  # noqa: BLE001 - a stage file that cannot be written never loses the run
-        (run.path / "calls").mkdir(exist_ok=True)
-        (run.path / "calls" / f"{sf.stage}.traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        keep_traceback(run.path, sf.stage)
         why = f"its stage file could not be written: {type(exc).__name__}: {exc}"
         try:
             failed = run.stage_file(sf.stage, "failed", why, kit=sf.kit, evaluator=sf.evaluator, run=sf.run)
