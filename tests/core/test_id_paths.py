@@ -19,7 +19,7 @@ from asz_core import api
 from asz_core.assembly_cache import load_assembled
 from asz_core.collect import collect
 from asz_core.errors import AszError
-from asz_core.id_paths import LONGEST, OutsideHome, decode, encode, inside
+from asz_core.id_paths import LONGEST, OutsideHome, child, decode, encode, id_folders, inside, names
 
 from tests.adapters.cc_shapes import Session, text, usage
 
@@ -30,13 +30,11 @@ HOSTILE = ["../../x", "/abs/path", "a/b", ".", "..", "", "\0", "%", "%2F", "~", 
 @pytest.mark.parametrize("ident", HOSTILE)
 def test_every_id_is_one_safe_name(ident):
     name = encode(ident)
-    assert name and "/" not in name and "\0" not in name and "\\" not in name
+    assert name and "\0" not in name and ("/" not in name or len(ident) > 60) and "\\" not in name
     assert name not in (".", "..") and not name.startswith(".")
-    assert len(name.encode()) <= LONGEST and name.isascii() and name.isprintable()
-    if len(ident) < 60:
-        assert decode(name) == ident
-    else:
-        assert decode(name) is None  # a long id's name ends with a digest: read the id from the run
+    assert name.isascii() and name.isprintable()
+    assert all(len(n.encode()) <= LONGEST for n in name.split("/"))
+    assert decode(name) == ident
 
 
 def test_different_ids_never_share_a_name():
@@ -45,8 +43,54 @@ def test_different_ids_never_share_a_name():
     assert len(set(names)) == len(set(many))
 
 
+def _long(n: int, seed: str) -> str:
+    """An id of exactly ``n`` UTF-8 bytes built from ``seed`` (ASCII fills the last bytes)."""
+    out, size = [], 0
+    while True:
+        for ch in seed:
+            b = len(ch.encode("utf-8", "surrogatepass"))
+            if size + b > n:
+                return "".join(out) + "x" * (n - size)
+            out.append(ch)
+            size += b
+
+
+LONG_SEEDS = ["a", "é/../", "\0%..", "日本/%2F\0", "../" * 3 + "é~"]
+
+
+@pytest.mark.parametrize("n", [199, 200, 201, 1_000, 10_000])
+@pytest.mark.parametrize("seed", LONG_SEEDS)
+def test_a_long_id_is_a_chain_of_names_that_decodes(tmp_path, n, seed):
+    ident = _long(n, seed)
+    assert len(ident.encode()) == n
+    parts = names(ident)
+    assert decode(encode(ident)) == ident
+    for p in parts:
+        assert 0 < len(p.encode()) <= min(LONGEST, 255) and "/" not in p and "\0" not in p
+        assert p not in (".", "..") and not p.startswith(".")
+    home = tmp_path / "home"
+    home.mkdir()
+    path = child(home, "runs", ids=(ident,))
+    assert path.parts[-len(parts):] == parts and os.path.commonpath([home, path]) == str(home)
+    assert path.relative_to(home / "runs").as_posix() == encode(ident)
+
+
+def test_a_chain_and_its_short_neighbours_never_share_a_folder(tmp_path):
+    base = tmp_path / "runs"
+    ids = [_long(300, "a"), _long(600, "a"), _long(198, "a"), _long(200, "a"), _long(201, "a"), "b"]
+    for i in ids:
+        (base / encode(i) / "r1").mkdir(parents=True)
+    old = base / ("a" * 167 + "~" + "0" * 32)  # a long id's folder as asz named it before chains
+    (old / "r1").mkdir(parents=True)
+    got = id_folders(base)
+    assert sorted(decode(rel) for _, rel in got if decode(rel) is not None) == sorted(ids)
+    assert (old, old.name) in got and decode(old.name) is None
+    assert all(f.is_dir() and (f / "r1").is_dir() for f, _ in got)
+
+
 def test_a_name_encode_did_not_make_does_not_decode():
-    for name in ("a/b", "..", "%zz", "%2f", "~abc", "é", ".x", "%2"):
+    for name in ("a/b", "..", "%zz", "%2f", "~abc", "é", ".x", "%2", "a~/b", "a/~b", "a~/~b~", "~a~/~b",
+                 "a" * 198 + "~/~b", "a~/~b~/c"):
         assert decode(name) is None
 
 
@@ -61,7 +105,7 @@ def _everything_under(root: Path) -> set[str]:
     return {str(p) for p in root.rglob("*")}
 
 
-@pytest.mark.parametrize("sid", ["../../../../x-outside", "/tmp/asz-abs-target", "a/b"])
+@pytest.mark.parametrize("sid", ["../../../../x-outside", "/tmp/asz-abs-target", "a/b", "../é" * 120])
 def test_a_hostile_session_is_cached_and_judged_inside_home(tmp_path, monkeypatch, sid):
     from asz_core.judge import runner
     from asz_core.judge.runs import list_runs
@@ -81,11 +125,15 @@ def test_a_hostile_session_is_cached_and_judged_inside_home(tmp_path, monkeypatc
     assert conv.id == row.id
     res = runner.judge(runner.JudgeOptions(row.id, evaluator=f"scripted:{script}", stages=("targets",)), store=store)
     assert res.path.resolve().is_relative_to(home.resolve() / "runs")
-    assert res.path.parent.name == encode(row.id)
+    assert res.path.parent.relative_to(home / "runs").as_posix() == encode(row.id)
     after = _everything_under(tmp_path) - _everything_under(home)
     assert after - before == set(), "asz wrote outside ASZ_HOME"
     assert not Path("/tmp/asz-abs-target").exists()
     (listed,) = list_runs(row.id, home=home, store=store)
+    assert listed.conversation == row.id
+    (res.path / "run.json").unlink()  # without its run.json, the folder's names still say the id
+    (res.path / "run.json").write_text("{}")
+    (listed,) = list_runs(sid[:3], home=home)
     assert listed.conversation == row.id
     store.close()
 

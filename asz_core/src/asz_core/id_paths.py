@@ -9,15 +9,24 @@ written.
 
 The encoding keeps ``[A-Za-z0-9_-]`` and ``.`` (not first) as they are, so the ids runtimes
 write (UUIDs, ``rollout-...``) are their own file names; every other byte of the id's UTF-8 is
-``%XX`` (``%`` itself too). A name longer than :data:`LONGEST` keeps its encoded beginning and
-ends ``~`` and a digest of the whole id (``~`` is never kept as it is, so such a name cannot
-be another id's encoding); it no longer decodes (:func:`decode` gives None), and whoever needs
-the id reads it from the file it names (run.json holds its conversation).
+``%XX`` (``%`` itself too). An encoding longer than :data:`LONGEST` bytes becomes a chain of
+folders, each name within the bound: the encoding cut in pieces of :data:`PIECE`, the first
+piece ending ``~``, every later one beginning ``~`` and every one but the last ending ``~``
+(``a…~/~b…~/~c…``). ``~`` is never kept as it is, so a chain's names are no short id's name, a
+name beginning ``~`` is never a chain's first, and the pieces read back in order decode to the
+id: every name :func:`encode` gives decodes (:func:`decode`), with no side file. A folder
+holding an id's files is found by :func:`id_folders`, which follows chains down.
+
+Before this scheme a long id's name was its encoded beginning, ``~`` and a digest (no ``~``
+at either end of it): such a folder is still listed by :func:`id_folders` and does not decode
+(None), so a run there is still read (its run.json names its conversation); an assembly-cache
+folder of that kind is no longer looked in, and the conversation is assembled again once.
+An id past a few thousand bytes makes a path past the system's own limit (4,096 bytes on
+Linux): making it fails with an error naming it, and nothing outside ASZ_HOME is touched.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -25,32 +34,62 @@ from .errors import AszError
 
 _KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 LONGEST = 200
-"""The longest name :func:`encode` gives whole (file systems take 255 bytes)."""
+"""The longest name :func:`encode` gives (file systems take 255 bytes)."""
+PIECE = LONGEST - 2
+"""The encoding's characters a chain's name holds, beside its one or two ``~``."""
 
 
-def encode(ident: str) -> str:
-    """``ident`` as one file name: no ``/``, no NUL, never ``.``, ``..`` or empty, no leading dot."""
+def _text(ident: str) -> str:
     raw = str(ident).encode("utf-8", "surrogatepass")
     out = []
     for i, b in enumerate(raw):
         out.append(chr(b) if b in _KEEP and not (i == 0 and b == 0x2E) else f"%{b:02X}")
-    name = "".join(out) or "%"  # the empty id: "%" alone, which no other id encodes to
-    if len(name) > LONGEST:
-        name = name[:LONGEST - 33] + "~" + hashlib.sha256(raw).hexdigest()[:32]
-    return name
+    return "".join(out) or "%"  # the empty id: "%" alone, which no other id encodes to
+
+
+def names(ident: str) -> tuple[str, ...]:
+    """``ident`` as one file name, or a chain of them when it is long: no ``/``, no NUL, never
+    ``.``, ``..`` or empty, no leading dot, each at most :data:`LONGEST` bytes."""
+    text = _text(ident)
+    if len(text) <= LONGEST:
+        return (text,)
+    pieces = [text[i:i + PIECE] for i in range(0, len(text), PIECE)]
+    last = len(pieces) - 1
+    return tuple(("~" if k else "") + p + ("~" if k < last else "") for k, p in enumerate(pieces))
+
+
+def encode(ident: str) -> str:
+    """``ident`` as a relative path: its :func:`names` joined with ``/`` (one name for most ids)."""
+    return "/".join(names(ident))
+
+
+def _unchain(name: str) -> str | None:
+    parts = name.split("/")
+    if len(parts) == 1:
+        return parts[0]
+    last = len(parts) - 1
+    text = []
+    for k, p in enumerate(parts):
+        if (p.startswith("~") != bool(k)) or (p.endswith("~") != (k < last)):
+            return None
+        text.append(p[1 if k else 0:len(p) - (1 if k < last else 0)])
+    return "".join(text)
 
 
 def decode(name: str) -> str | None:
-    """The id :func:`encode` made ``name`` of; None for a name it cannot have made (a long id's
-    digested name, or any other file)."""
-    if name == "%":
+    """The id :func:`encode` made ``name`` of (a name, or a chain's names joined with ``/``);
+    None for a name it cannot have made (an old long id's digested name, or any other file)."""
+    text = _unchain(name)
+    if text is None:
+        return None
+    if text == "%":
         return ""
     out = bytearray()
     i = 0
-    while i < len(name):
-        c = name[i]
+    while i < len(text):
+        c = text[i]
         if c == "%":
-            h = name[i + 1:i + 3]
+            h = text[i + 1:i + 3]
             if len(h) != 2 or any(x not in "0123456789ABCDEF" for x in h):
                 return None
             out.append(int(h, 16))
@@ -65,6 +104,31 @@ def decode(name: str) -> str | None:
     except UnicodeDecodeError:
         return None
     return ident if encode(ident) == name else None
+
+
+def id_folders(base: Path) -> list[tuple[Path, str]]:
+    """Each folder under ``base`` that holds an id's files, with its path relative to ``base``
+    (``/``-joined, what :func:`decode` reads): a chain's names (ending ``~``) are followed down
+    to its last; a link is never followed."""
+    found: list[tuple[Path, str]] = []
+    todo = [(d, d.name) for d in sorted(base.iterdir()) if not d.name.startswith("~")] if base.is_dir() else []
+    while todo:
+        d, rel = todo.pop()
+        if d.is_symlink() or not d.is_dir():
+            continue
+        if d.name.endswith("~"):
+            todo.extend((c, f"{rel}/{c.name}") for c in sorted(d.iterdir()) if c.name.startswith("~"))
+        else:
+            found.append((d, rel))
+    return sorted(found)
+
+
+def decode_folder(base: Path, folder: Path) -> str | None:
+    """The id of ``folder``, one of :func:`id_folders` of ``base``; None when it does not decode."""
+    try:
+        return decode(Path(folder).relative_to(base).as_posix())
+    except ValueError:
+        return None
 
 
 class OutsideHome(AszError):
@@ -83,6 +147,6 @@ def inside(home: str | os.PathLike[str], path: str | os.PathLike[str]) -> Path:
 
 
 def child(home: str | os.PathLike[str], *parts: str, ids: tuple[str, ...] = ()) -> Path:
-    """``home / parts... / encode(id)...``, checked :func:`inside` ``home``. ``parts`` are asz's
+    """``home / parts... / names(id)...``, checked :func:`inside` ``home``. ``parts`` are asz's
     own names (``runs``, ``cache``); each of ``ids`` is encoded."""
-    return inside(home, Path(home).joinpath(*parts, *(encode(i) for i in ids)))
+    return inside(home, Path(home).joinpath(*parts, *(n for i in ids for n in names(i))))

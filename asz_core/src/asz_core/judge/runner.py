@@ -26,7 +26,7 @@ from attrs import field, frozen
 
 from ..convert import dumps
 from ..errors import AszError, ConfigError
-from ..id_paths import child, inside
+from ..id_paths import child, id_folders, inside
 from ..store import Store, asz_home
 from . import config as configs
 from .context import (EvaluatorSpec, Progress, Run, consumed_line, evaluator_ref, failed_stage_line, keep_traceback, now,
@@ -292,7 +292,7 @@ def find_run(name: str | Path, home: Path | None = None) -> Path:
     base = (home or asz_home()) / "runs"
     # a run id is asz's own (a time and hex), so a name with a glob's or a path's characters names none
     plain = str(name) and not set(str(name)) & set("/\\*?[]\0") and not str(name).startswith(".")
-    hits = sorted(d for d in base.glob(f"*/{glob.escape(str(name))}*")
+    hits = sorted(d for f, _ in id_folders(base) for d in f.glob(f"{glob.escape(str(name))}*")
                   if os.path.lexists(d / "run.json")) if base.is_dir() and plain else []
     if len(hits) == 1:
         return hits[0]

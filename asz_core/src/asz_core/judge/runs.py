@@ -18,7 +18,7 @@ from typing import Any
 from attrs import field, frozen
 
 from ..convert import unstructure
-from ..id_paths import decode, encode
+from ..id_paths import decode, decode_folder, encode, id_folders
 from ..records import USAGE_TYPES
 from ..store import Store, asz_home, store_there
 from . import stage_files
@@ -65,12 +65,13 @@ def list_runs(conversation: str | None = None, *, home: Path | None = None, stor
     base = (home or asz_home()) / "runs"
     if not base.is_dir():
         return []
-    folders = sorted(d for d in base.iterdir() if d.is_dir())
+    found = id_folders(base)
     if conversation:
         # folders are conversation ids encoded (:mod:`..id_paths`): compared as the ids they decode to
         cid = _resolve(conversation, home, store)
-        folders = [d for d in folders if d.name == encode(cid)] if cid is not None \
-            else [d for d in folders if (decode(d.name) or "").startswith(conversation)]
+        found = [(d, rel) for d, rel in found if rel == encode(cid)] if cid is not None \
+            else [(d, rel) for d, rel in found if (decode(rel) or "").startswith(conversation)]
+    folders = [d for d, _ in found]
     # a run.json that is there names a run, whatever it is: the row says when it does not read
     rows = [_row(r) for d in folders for r in d.iterdir() if os.path.lexists(r / RUN)]
     rows.sort(key=lambda x: (x.started or "", x.run), reverse=True)
@@ -93,6 +94,14 @@ def _resolve(name: str, home: Path | None, store: Store | None) -> str | None:
         return None
 
 
+def _folder_id(path: Path) -> str:
+    """The conversation a run's folder names (its chain of names followed up), else the name."""
+    top = path.parent
+    while top.name.startswith("~") and top.parent != top:
+        top = top.parent
+    return decode_folder(top.parent, path.parent) or path.parent.name
+
+
 def _row(path: Path) -> RunRow:
     run, run_why = look(path, RUN)
     run = run or {}
@@ -112,7 +121,7 @@ def _row(path: Path) -> RunRow:
     unreadable = {f: why for f, why in ((RUN, run_why), (CLOSE, close_why)) if why}
     evals = run.get("evaluators") or {}
     specs = tuple(dict.fromkeys(str(e.get("spec") or e.get("name")) for e in evals.values() if isinstance(e, dict)))
-    return RunRow(run=path.name, path=str(path), conversation=str(run.get("conversation") or decode(path.parent.name) or path.parent.name),
+    return RunRow(run=path.name, path=str(path), conversation=str(run.get("conversation") or _folder_id(path)),
                   head=run.get("head"), window=run.get("window"), started=run.get("started"),
                   ended=close.get("ended") if isinstance(close, dict) else None, status=status,
                   stages=stages, evaluators=specs, consumed=consumed,
