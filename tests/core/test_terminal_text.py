@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -20,7 +22,7 @@ from asz_core.tables import Col, FitTable, console, inert_text, render
 from asz_core.terminal_text import UNSAFE, inert, json_inert
 
 from tests.adapters.cc_shapes import Session, dumps, text, usage
-from tests.core.helpers import run_asz
+from tests.core.helpers import asz_env, run_asz
 
 CLEAR = "\x1b[2J\x1b[H"
 TITLE = "\x1b]0;owned\x07"
@@ -168,3 +170,68 @@ def test_no_console_or_text_of_asz_is_made_any_other_way():
             if re.search(bad, src):
                 found.append((str(p.relative_to(root)), bad))
     assert found == [], found
+
+
+QUIET = "\x07\r\x08\x0b\x0c"  # what rich itself drops from a plain string, without a trace
+FULL_CLI = "import sys; from asz_core.cli import main; sys.argv[0] = 'asz'; main()"
+
+
+def _quiet_world(tmp_path: Path) -> Path:
+    """A session whose first input, file name, project folder, model and tool name hold the
+    controls rich drops, beside an escape sequence, a bidi override and a NUL."""
+    bad = QUIET + "\x1b[2J\u202e\x00"
+    s = Session("quiet-1", cwd="/home/u/proj" + bad)
+    s.user("u1", None, "first " + bad + " input")
+    s.assistant("a1", "u1", "msg_1", "req_1", {"type": "tool_use", "id": "t1", "name": "Tool" + bad, "input": {}},
+                usage(10, 0, 0, 5, final=True), model="claude-opus-4-6" + bad)
+    s.result("u2", "a1", "t1", "ok")
+    path = s.write(tmp_path / "src" / ("q" + bad.replace("\x00", "") + ".jsonl"))
+    path.write_text(path.read_text() + "{broken\n")  # collect's warning names the file
+    return path.parent
+
+
+@pytest.mark.parametrize("cli", ["lean", "full"])
+def test_controls_rich_would_drop_are_shown_escaped(tmp_path, cli):
+    home = tmp_path / "home"
+    folder = _quiet_world(tmp_path)
+    main = {} if cli == "lean" else {"python": sys.executable}
+    shown_anywhere = ""
+    for args in (("collect", str(folder)), ("conversations",), ("show", "quiet-1"), ("show", "quiet-1", "--talk", "k1"),
+                 ("ledger",), ("ledger", "quiet-1"), ("ledger", "--by", "model")):
+        if cli == "lean":
+            got = run_asz(*args, home=home, **main)
+        else:
+            got = subprocess.run([sys.executable, "-c", FULL_CLI, *args], env=asz_env(home), capture_output=True,
+                                 text=True, timeout=300)
+        assert got.returncode == 0, (args, got.stderr)
+        out = got.stdout + got.stderr
+        assert _raw_in(out) == [], (args, out)
+        shown_anywhere += out
+        if args[0] == "collect":  # the file's name in the warning, every control shown
+            assert "q\\x07\\x0d\\x08\\x0b\\x0c\\x1b[2J\\u202e.jsonl:" in got.stderr, got.stderr
+        if args == ("show", "quiet-1"):
+            # a one-line cell folds whitespace (CR, VT, FF) to a space; the project line keeps all
+            assert "first \\x07 \\x08 \\x1b[2J\\u202e\\x00 input" in got.stdout, got.stdout
+            assert "/home/u/proj\\x07\\x0d\\x08\\x0b\\x0c\\x1b[2J\\u202e\\x00" in got.stdout
+    for escaped in ("\\x07", "\\x0d", "\\x08", "\\x0b", "\\x0c"):
+        assert escaped in shown_anywhere
+    assert "claude-opus-4-6\\x07" in shown_anywhere  # the model's name, as ledger --by model shows it
+
+
+def test_a_plain_string_keeps_the_controls_rich_would_drop():
+    """A plain str printed or put in a table's cell (not built by inert) is made inert by the
+    console before rich makes a Text of it, which would drop BEL, CR, BS, VT and FF unseen."""
+    import io
+
+    from rich.table import Table
+
+    f = io.StringIO()
+    con = console(file=f, width=120, force_terminal=False)
+    t = Table()
+    t.add_column("cell")
+    t.add_row("c" + QUIET + "d")
+    con.print("a" + QUIET + "b")
+    con.print(t)
+    out = f.getvalue()
+    assert "a\\x07\\x0d\\x08\\x0b\\x0cb" in out and "c\\x07\\x0d\\x08\\x0b\\x0cd" in out
+    assert _raw_in(out) == []

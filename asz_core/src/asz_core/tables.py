@@ -191,13 +191,19 @@ class InertText(Text):
 
 
 class InertConsole(Console):
-    """A console that writes nothing a terminal would act on: every segment but rich's own
+    """A console that writes nothing a terminal would act on: a plain string is made inert before
+    rich reads it (:meth:`render_str`), and every segment but rich's own
     control ones (a progress bar's cursor moves) goes through :func:`~.terminal_text.inert`
     before it is written or recorded, and emoji shortcodes stay text (``file.jsonl:1234:``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("emoji", False)
         super().__init__(*args, **kwargs)
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        # rich's one way from a plain str (printed, a table's cell, a title) to a Text, whose making
+        # drops a BEL, CR, BS, VT or FF without a trace: shown escaped before it can
+        return super().render_str(inert(text), **kwargs)
 
     def _check_buffer(self) -> None:  # rich's one way from the buffer to the file and the record
         if not self._buffer_index:
