@@ -62,3 +62,67 @@ def test_every_target_judged_covers_the_whole_cost(corpus_store: Any, tmp_path: 
     assert close["scores"]["judged"]["value"] == "1" and close["not_judged"]["calls"] == 0
     assert all(t["outcome"]["judged"] for t in close["targets"])
     assert "not judged" not in _show(res.path)
+
+
+def _two_goals() -> dict[str, Any]:
+    """258c7280's targets with i4's question a goal of its own (new:h): g holds t1 and t2, h t3."""
+    import copy
+
+    from .achievement_story import TARGETS
+
+    t = copy.deepcopy(TARGETS)
+    t["inputs"][3]["relations"] = [{"relation": "new", "goal": "new:h", "statement": "know whether it is pushed"}]
+    t["goals"] = [{"goal": "new:g", "main_target": None, "main_cited": None},
+                  {"goal": "new:h", "main_target": None, "main_cited": None}]
+    return t
+
+
+def test_an_unjudged_target_has_its_own_class_and_no_part_in_its_goals(corpus_store: Any, tmp_path: Path) -> None:
+    # 258c7280: t1 judged achieved; t2's call (2) and t3's call (3) give nothing twice. A reader
+    # of the spec: t2 and t3 are not judged (no level of theirs to class them by); g (t1, t2)
+    # takes its class from t1 alone, t2 said beside it; h (t3 alone) is not judged itself.
+    res, st = run(corpus_store, tmp_path, [T1, None, None], targets=_two_goals())
+    assert [(t["target"], t["judged"]) for t in st["achievement"]] == [("t1", True), ("t2", False), ("t3", False)]
+    close = json.loads((res.path / "close.json").read_text())["statement"]
+    assert {t["id"]: t["outcome"]["class"] for t in close["targets"]} == {
+        "t1": "achieved", "t2": "not_judged", "t3": "not_judged"}
+    goals = {g["id"]: (g["members"], g["class"], g["not_judged"]) for g in close["goals"]}
+    assert goals == {"g1": (["t1", "t2"], "achieved", ["t2"]), "g2": (["t3"], "not_judged", ["t3"])}
+    out = _show(res.path)
+    lines = out.splitlines()
+    assert any(x.startswith("g1  achieved (not judged: t2)  main") for x in lines), out
+    assert any(x.startswith("g2  not judged  main") for x in lines), out
+    for tid in ("t2", "t3"):
+        row = next(x for x in lines if x.startswith(f"│ {tid} "))
+        assert "not judged" in row and "unverified" not in row, row
+    html = (res.path / "report.html").read_text()
+    assert 'class <span class="badge" style="background:#1e8449">achieved</span> (not judged: t2) · main' in html
+    assert 'class <span class="badge" style="background:#777">not judged</span> · main' in html
+    for tid in ("t2", "t3"):
+        assert f'data-target="{tid}"><h3>{tid} <span class="badge" style="background:#777">not judged</span>' in html
+        assert f'<td class="mono">{tid}</td><td><span class="badge" style="background:#777">not judged</span>' in html
+
+
+def test_compare_leaves_a_pair_one_run_did_not_judge_out_of_the_agreement(corpus_store: Any, tmp_path: Path) -> None:
+    # Two runs of 258c7280: every target judged, and t2's call failing twice. t1 and t3 agree on
+    # everything; t2 | t2 is matched but says nothing of agreement (one side has no judgment).
+    from asz_core.judge import compare
+    from asz_core.judge.compare_report import compare_text
+
+    from .achievement_story import T2
+
+    full, _ = run(corpus_store, tmp_path, [T1, T2, T3])
+    part, _ = run(corpus_store, tmp_path, [T1, None, T3])
+    d = compare.compare([full.path, part.path])
+    [p] = d["pairs"]
+    tg = p["targets"]
+    assert [(m["a"], m["b"], m["judged"]) for m in tg["matched"]] == [("t1", "t1", True), ("t2", "t2", False),
+                                                                       ("t3", "t3", True)]
+    assert tg["not_judged"] == [["t2", "t2"]]
+    assert tg["agreement"]["class"] == {"agree": 2, "of": 2} and tg["agreement"]["level"] == {"agree": 2, "of": 2}
+    c = Console(width=200, record=True, color_system=None)
+    c.print(compare_text(d))
+    out = c.export_text()
+    row = next(x for x in out.splitlines() if x.startswith("│ t2 "))
+    assert "unverified | not judged" in row, row
+    assert "not judged by one run, left out of the agreement: t2 | t2" in out

@@ -387,8 +387,9 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
         if a_with is not a:
             src.note_change(tid, outcomes.judge_target(t, a, seq_of), j, tid in ach)
         crit, contra, undone = list(j.criteria), j.contradictions, j.undoings
-        klass, fin, level, basis = j.class_, j.final, j.level, j.basis
+        fin, level, basis = j.final, j.level, j.basis
         judged = tid in ach  # a target the stage did not judge (its call failed twice) has no score, never 0
+        klass = S.NOT_JUDGED if outcomes.unjudged(judged_ach, judged, t.get("state")) else j.class_
         classes[tid] = klass
         if judged:
             finals[tid] = fin

@@ -11,7 +11,8 @@ judged. Per pair:
   (input and talk ids are stable across heads); each is matched once, in the first run's order.
   Unmatched ones are listed per run; a target none of whose talks both runs judged is outside.
 * **agreement of matched targets**: level, class, basis, criteria met (met of live), rounds of
-  rework, final score (close.json's outcomes).
+  rework, final score (close.json's outcomes), over the pairs both runs judged: a pair with a
+  target of class ``not_judged`` is listed apart (``not_judged``).
 * **work labels**: each model call of the shared talks, weighted by what it cost (money when every
   such call is priced, else tokens): the part both call avoidable, the part both call not
   avoidable, the part they disagree on, over the calls both reviewed; the parts only one or
@@ -36,7 +37,7 @@ from typing import Any
 
 from ..errors import AszError
 from .goal_outcome import frac
-from .statement import AVOIDABLE, NOT_AVOIDABLE, NOT_REVIEWED
+from .statement import AVOIDABLE, NOT_AVOIDABLE, NOT_JUDGED, NOT_REVIEWED
 
 FIELDS = ("level", "class", "basis", "met", "rework", "final_score")
 SUBTASK_FIELDS = ("outcome", "report", "used", "dispatch", "label")
@@ -143,12 +144,15 @@ def _targets(a: _Run, b: _Run, shared: set[str]) -> dict[str, Any]:
             if common:
                 taken.add(y["id"])
                 oa, ob = _outcome(x), _outcome(y)
+                both = NOT_JUDGED not in (oa["class"], ob["class"])
                 matched.append({"a": x["id"], "b": y["id"], "created_by": made, "talks": common, "a_outcome": oa,
-                                "b_outcome": ob, "agree": {f: oa[f] == ob[f] for f in FIELDS}})
+                                "b_outcome": ob, "judged": both, "agree": {f: oa[f] == ob[f] for f in FIELDS}})
                 break
     mine_a = {m["a"] for m in matched}
-    agreement = {f: {"agree": sum(1 for m in matched if m["agree"][f]), "of": len(matched)} for f in FIELDS}
-    return {"matched": matched, "agreement": agreement,
+    # a pair one run did not judge (its call failed twice) says nothing of agreement: left out of it
+    judged = [m for m in matched if m["judged"]]
+    agreement = {f: {"agree": sum(1 for m in judged if m["agree"][f]), "of": len(judged)} for f in FIELDS}
+    return {"matched": matched, "agreement": agreement, "not_judged": [[m["a"], m["b"]] for m in matched if not m["judged"]],
             "unmatched": {"a": [t["id"] for t in ta if t["id"] not in mine_a], "b": [t["id"] for t in tb if t["id"] not in taken]},
             "outside": {"a": [t["id"] for t in a.targets if not inside(t)], "b": [t["id"] for t in b.targets if not inside(t)]}}
 

@@ -10,6 +10,7 @@ from rich.console import Group
 
 from ..tables import Col, FitTable, plural
 from ..tables import InertText as Text  # every text of a report inert (terminal_text)
+from .outcomes import class_words
 
 _MATCH = {"a": Col("target"), "b": Col("target"), "level": Col("level", wrap=True, min=8), "class": Col("class", wrap=True, min=8),
           "basis": Col("basis", wrap=True, min=8), "met": Col("met"), "rework": Col("rework"), "final": Col("final score")}
@@ -67,11 +68,14 @@ def compare_text(d: dict[str, Any]) -> Group:
                           title="targets matched (the same creating input, talks in common): first | second where they differ")
             for m in tg["matched"]:
                 oa, ob = m["a_outcome"], m["b_outcome"]
-                mt.add_row({"a": m["a"], "b": m["b"], "level": _pair(oa["level"], ob["level"]), "class": _pair(oa["class"], ob["class"]),
+                mt.add_row({"a": m["a"], "b": m["b"], "level": _pair(oa["level"], ob["level"]), "class": _pair(class_words(oa["class"]), class_words(ob["class"])),
                             "basis": _pair(oa["basis"], ob["basis"]), "met": _pair(oa["met"], ob["met"]),
                             "rework": _pair(oa["rework"], ob["rework"]), "final": _pair(oa["final_score"], ob["final_score"])})
             parts.append(mt)
             parts.append(Text("agree: " + ", ".join(f"{f.replace('_', ' ')} {a['agree']}/{a['of']}" for f, a in tg["agreement"].items())))
+            if tg.get("not_judged"):
+                parts.append(Text("not judged by one run, left out of the agreement: "
+                                  + ", ".join(f"{a} | {b}" for a, b in tg["not_judged"]), style="dim"))
         else:
             parts.append(Text("no target in common", style="yellow"))
         for side, rid in (("a", p["a"]), ("b", p["b"])):

@@ -2,8 +2,8 @@
 one place for the judge's goals (the close) and for the person's goals (a regroup).
 
 Its main target, left undetermined when that target was cancelled or replaced by the end; the
-most severe class of its targets; the finding that happened first in it, in recorded order; the
-main target's final score; and the mean of its targets' final scores (over those still wanted
+most severe class of its judged targets (those not judged said beside it); the finding that
+happened first in it, in recorded order; the main target's final score; and the mean of its targets' final scores (over those still wanted
 and judged).
 Grouping never changes a target's score or the run's: this only reads them."""
 
@@ -32,7 +32,9 @@ def goal_statement(gid: str, members: Sequence[str], main: str | None, state: Ma
     members = [m for m in members if m in state]
     main = main if main in state and state[main] not in S.APART else None
     ranked = [klass[m] for m in members]
-    cls = next((c for c in (*S.CLASSES, *S.APART) if c in ranked), None)
+    # the judged targets give the class; only when none was judged is the goal not judged either
+    cls = next((c for c in (*S.CLASSES, S.NOT_JUDGED, *S.APART) if c in ranked), None)
+    unjudged = tuple(m for m in members if klass[m] == S.NOT_JUDGED)
     ff = [f for m in members for f in findings.get(m, ())]
     first = min(ff, key=lambda f: int(f[1:]) if f[1:].isdigit() else 1 << 62) if ff else None
     wanted = [m for m in members if state[m] not in S.APART]
@@ -40,7 +42,7 @@ def goal_statement(gid: str, members: Sequence[str], main: str | None, state: Ma
     finals = [f for m in wanted if (f := final.get(m)) is not None]
     mean = sum(finals, Fraction(0)) / len(finals) if finals and judged else None
     main_final = final.get(main) if main and judged else None
-    return S.GoalStatement(gid, tuple(members), main, cls, first, frac(main_final), frac(mean))
+    return S.GoalStatement(gid, tuple(members), main, cls, first, frac(main_final), frac(mean), unjudged)
 
 
 def of_statement(gid: str, members: Sequence[str], main: str | None, statement: Mapping[str, object]) -> S.GoalStatement:

@@ -151,8 +151,23 @@ def findings_of(tid: str, wanted: bool, j: Judged, rounds: list[S.Round], correc
     return out
 
 
+def unjudged(ran: bool, judged: bool, state: str | None) -> bool:
+    """A target still wanted that the achievement stage, which ran (``ran``), did not judge (its
+    call failed twice): its class is ``not_judged``, it has no score, and it is said "not
+    judged" wherever it is shown. Without the stage every target is unverified instead."""
+    return ran and not judged and state not in S.APART
+
+
+def class_words(c: str | None) -> str:
+    """A class as -show, the report and compare say it: ``not_judged`` is "not judged"."""
+    return "not judged" if c == S.NOT_JUDGED else c or "—"
+
+
 def not_judged(t: dict[str, Any], st: dict[str, Any]) -> bool:
-    """A target still wanted that the achievement stage did not judge (its call failed twice)
-    while the stage ran: it has no score, and is said "not judged" wherever it is shown."""
+    """:func:`unjudged` over a final statement as close.json holds it. A statement closed before
+    the class existed (the class ``unverified``, ``judged`` false) reads the same."""
+    o = t.get("outcome") or {}
+    if o.get("class") == S.NOT_JUDGED:
+        return True
     ran = str((st.get("basis") or {}).get("achievement", "")).startswith("used")
-    return ran and t.get("outcome", {}).get("judged") is False and t.get("state") not in S.APART
+    return unjudged(ran, o.get("judged") is not False, t.get("state"))

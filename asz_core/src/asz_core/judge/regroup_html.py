@@ -7,6 +7,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from .outcomes import class_words
+
 
 def _e(x: Any) -> str:
     return escape("" if x is None else str(x))
@@ -42,7 +44,7 @@ def section(rg: dict[str, Any] | None, targets: list[dict[str, Any]]) -> str:
         rows.append(f'<tr data-person-goal="{_e(g["goal"])}"><td>{_e(g["goal"])}</td><td>{_e(g.get("text"))}</td>'
                     f'<td>{_e(g["verdict"])}</td><td>{_e(", ".join(g.get("targets") or ()) or "—")}</td>'
                     f'<td>{_e(", ".join(g.get("judge_groups") or ()) or "—")}</td><td>{_e(g.get("main_target") or "—")}</td>'
-                    f'<td>{_e(o.get("class") or "—")}</td><td>{_e(o.get("main_final_score") or "—")}</td>'
+                    f'<td>{_e(class_words(o.get("class")))}</td><td>{_e(o.get("main_final_score") or "—")}</td>'
                     f'<td>{_e(o.get("mean_final_score") or "—")}</td></tr>')
     h.append("<table><tr><th>goal</th><th>the person's words</th><th>verdict</th><th>targets</th><th>judge's groups</th>"
              "<th>main target</th><th>class</th><th>main final</th><th>mean final</th></tr>" + "".join(rows) + "</table>")

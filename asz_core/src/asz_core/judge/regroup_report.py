@@ -9,6 +9,7 @@ from rich.console import Group
 
 from ..tables import Col, FitTable, plural
 from ..tables import InertText as Text  # every text of a report inert (terminal_text)
+from .outcomes import class_words
 
 _SIDE = {"target": Col("target"), "statement": Col("statement", wrap=True, min=16), "judge": Col("judge's goal"),
          "person": Col("person's goal", wrap=True, min=10), "why": Col("cites / why", wrap=True, min=12)}
@@ -74,7 +75,7 @@ def regroup_text(d: dict[str, Any], rg: dict[str, Any]) -> Group:
                     "judge": Text(", ".join(g.get("judge_groups") or ()) + (f"; with {', '.join(g['others'])}" if g.get("others") else "")
                                   or "—"),
                     "main": Text(main), "worked": g.get("worked_on", "").replace("_", " "),
-                    "outcome": Text(f"{o.get('class') or '—'} · {o.get('main_final_score') or '—'} · {o.get('mean_final_score') or '—'}")})
+                    "outcome": Text(f"{class_words(o.get('class'))} · {o.get('main_final_score') or '—'} · {o.get('mean_final_score') or '—'}")})
     parts.append(gt)
     for key, words in (("apart", "serving none of the person's goals"), ("unknown", "placed with nothing that shows it (unknown)"),
                        ("not_answered", "not answered"), ("alone", "in no goal of the judge (each stands alone)")):

@@ -17,7 +17,8 @@ from typing import Any
 from ..records import USAGE_TYPES
 from .close import parse_time as _t
 from .context import failed_stage_line
-from .outcomes import not_judged
+from .outcomes import class_words, not_judged
+from .statement import NOT_JUDGED
 
 LABEL_COLOURS = {
     "productive": "#3b8a4f", "necessary_exploration": "#7fb27f", "changed_requirement": "#9aa7c7",
@@ -26,7 +27,8 @@ LABEL_COLOURS = {
     "misled_by_subtask": "#7d3c98", "not_reviewed": "#b8b8b8",
 }
 CLASS_COLOURS = {"contradicted": "#8e1b1b", "reverted": "#b03a2e", "not_achieved": "#c0392b", "partial": "#d68910",
-                 "unverified": "#7f8c8d", "achieved": "#1e8449", "cancelled": "#5d6d7e", "replaced": "#5d6d7e"}
+                 "unverified": "#7f8c8d", "achieved": "#1e8449", "cancelled": "#5d6d7e", "replaced": "#5d6d7e",
+                 "not judged": "#777"}
 
 CSS = """
 :root{--fg:#1d232a;--dim:#66707a;--line:#dde1e5;--bg:#fbfbfc}
@@ -198,8 +200,9 @@ def summary(st: dict[str, Any], unit: str) -> str:
         o, c, f = t["outcome"], t["cost"], f"summary.{t['id']}"
         rw = o.get("rework") or []
         rows.append(
-            f'<tr data-summary="{_e(t["id"])}"><td class="mono">{_e(t["id"])}</td><td>{_badge(o.get("class"))}</td>'
-            f'<td>{_e(o.get("level"))}</td><td class="num">{_short(c["total"], unit, f + ".cost")}</td>'
+            f'<tr data-summary="{_e(t["id"])}"><td class="mono">{_e(t["id"])}</td><td>{_badge(class_words(o.get("class")))}</td>'
+            f'<td>{"—" if o.get("class") == NOT_JUDGED else _e(o.get("level"))}</td>'
+            f'<td class="num">{_short(c["total"], unit, f + ".cost")}</td>'
             f'<td class="num">{_short(c["avoidable"], unit, f + ".avoidable")}</td>'
             f'<td class="num"><span data-figure="{f}.time">{_secs(t["times"].get("observed_seconds"))}</span></td>'
             f'<td class="num"><span data-figure="{f}.rework">{len(rw)}</span>'
@@ -399,7 +402,7 @@ def render(m: dict[str, Any]) -> str:
         if g.get("id"):
             main = g.get("main_target") or "undetermined"
             h.append(f'<h2 data-goal="{_e(g["id"])}">{_e(g["id"])}: {_e(statements.get(g["id"], ""))}</h2>'
-                     f'<div class="dim">main target {_e(main)} · class {_badge(g.get("class"))} · main final score '
+                     f'<div class="dim">main target {_e(main)} · class {_badge(class_words(g.get("class")))}{_beside(g)} · main final score '
                      f'{_e(g.get("main_final_score") or "—")} · mean final score {_e(g.get("mean_final_score") or "—")} · '
                      f'first finding {_e(g.get("first_finding") or "—")}</div>')
         else:
@@ -446,6 +449,12 @@ def render(m: dict[str, Any]) -> str:
             f"<body><main>{''.join(h)}</main><script>{SCRIPT}</script></body></html>\n")
 
 
+def _beside(g: dict[str, Any]) -> str:
+    """The goal's targets not judged, beside the class they took no part in."""
+    others = [m for m in g.get("not_judged") or () if isinstance(m, str)]
+    return f" (not judged: {_e(', '.join(others))})" if others and g.get("class") != NOT_JUDGED else ""
+
+
 def _badge(c: str | None) -> str:
     if not c:
         return '<span class="dim">—</span>'
@@ -457,8 +466,8 @@ def _target(t: dict[str, Any], steps: dict[str, Any], unit: str, inputs: list[tu
     o, c, tm = t["outcome"], t["cost"], t["times"]
     tid = t["id"]
     f = f"targets.{tid}"
-    h = [f'<div class="target" data-target="{_e(tid)}"><h3>{_e(tid)} {_badge("not judged" if unjudged else o.get("class"))} '
-         f'<span class="dim">{_e(o["level"])} · basis {_e(o["basis"])} · {_e(t["state"])}</span></h3>',
+    h = [f'<div class="target" data-target="{_e(tid)}"><h3>{_e(tid)} {_badge("not judged" if unjudged else class_words(o.get("class")))} '
+         f'<span class="dim">{"no level" if unjudged else _e(o["level"])} · basis {_e(o["basis"])} · {_e(t["state"])}</span></h3>',
          f"<div>{_e(t['statement'])}</div>",
          f'<div class="dim">record score <span data-figure="{f}.record_score">{_e(o.get("record_score") or "—")}</span> · '
          f'final score <span data-figure="{f}.final_score">{_e(o.get("final_score") or "—")}</span> · '

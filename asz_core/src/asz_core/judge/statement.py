@@ -16,6 +16,9 @@ CLASSES = ("contradicted", "reverted", "not_achieved", "partial", "unverified", 
 """Outcome classes, most severe first (decisions.md section 6); ``cancelled`` and ``replaced``
 stand apart from the order."""
 APART = ("cancelled", "replaced")
+NOT_JUDGED = "not_judged"
+"""The class of a target still wanted that the achievement stage, which ran, did not judge (its
+call failed twice): no level of its own, outside the order, left out of its goal's class."""
 NOT_AVOIDABLE = ("productive", "necessary_exploration", "changed_requirement")
 AVOIDABLE = ("repeated_failure", "avoidable_error", "redundant_work", "unrequested_work", "misdirected_delegation",
              "redundant_delegation", "misled_by_subtask")
@@ -185,10 +188,12 @@ class GoalStatement:
     members: tuple[str, ...]
     main_target: str | None
     class_: str | None
-    """The most severe class of its targets."""
+    """The most severe class of its judged targets; ``not_judged`` when none was judged."""
     first_finding: str | None
     main_final_score: str | None
     mean_final_score: str | None
+    not_judged: tuple[str, ...] = ()
+    """Its targets of class ``not_judged``, said beside its class (which they took no part in)."""
 
 
 @frozen

@@ -14,10 +14,18 @@ from rich.console import Group
 
 from ..tables import Col, FitTable
 from ..tables import InertText as Text  # every text of a report inert (terminal_text)
-from .outcomes import not_judged
+from .outcomes import class_words, not_judged
+from .statement import NOT_JUDGED
 
 CLASS_STYLE = {"contradicted": "bold red", "reverted": "red", "not_achieved": "red", "partial": "yellow",
-               "unverified": "dim", "achieved": "green", "cancelled": "dim", "replaced": "dim"}
+               "unverified": "dim", "achieved": "green", "cancelled": "dim", "replaced": "dim", "not judged": "dim"}
+
+
+def goal_class(g: dict[str, Any]) -> str:
+    """A goal's class, with the targets not judged (which took no part in it) said beside it."""
+    cls = class_words(g.get("class"))
+    others = [m for m in g.get("not_judged") or () if isinstance(m, str)]
+    return cls + (f" (not judged: {', '.join(others)})" if others and g.get("class") != NOT_JUDGED else "")
 
 
 def amount(a: dict[str, Any] | None, unit: str = "money") -> str:
@@ -101,7 +109,7 @@ def statement_text(st: dict[str, Any]) -> Group:
         groups.append(({"id": None}, rest))
     for n, (g, members) in enumerate(groups, 1):
         if g.get("id"):
-            title = Text.assemble((g["id"], "bold"), "  ", (g.get("class") or "—", CLASS_STYLE.get(g.get("class") or "", "")),
+            title = Text.assemble((g["id"], "bold"), "  ", (goal_class(g), CLASS_STYLE.get(class_words(g.get("class")), "")),
                                   f"  main {g.get('main_target') or 'undetermined'}"
                                   f" (final {frac(g.get('main_final_score'))}), mean final {frac(g.get('mean_final_score'))}"
                                   + (f", first finding {g['first_finding']}" if g.get("first_finding") else ""))
@@ -143,8 +151,9 @@ def _targets_table(members: list[dict[str, Any]], unit: str, last: bool, st: dic
     t = FitTable(_COLS, _LAYOUTS, notes=[NOTE] if last else ())  # said once, under the last goal's table
     for x in members:
         o, c = x["outcome"], x["cost"]
-        cls = "not judged" if not_judged(x, st) else o.get("class") or "—"
-        lvl = ("" if cls == o["level"] else f"{o['level']} · ") + str(o.get("basis") or "—")
+        cls = "not judged" if not_judged(x, st) else class_words(o.get("class"))
+        # a target not judged has no level of its own: its criteria are unknown because nothing judged them
+        lvl = "—" if cls == "not judged" else ("" if cls == o["level"] else f"{o['level']} · ") + str(o.get("basis") or "—")
         sc = "—" if o.get("record_score") is None and o.get("final_score") is None else \
             f"{frac(o.get('record_score'))}→{frac(o.get('final_score'))}"
         reviewed = bool(c["by_label"].keys() - {"not_reviewed"})
