@@ -117,7 +117,7 @@ def test_one_ledger(origin, width: int, by) -> None:
         if "own money" in out:  # never an empty cell: a talk without sub-agents owns all of its money
             for t in led.talks:
                 row = next(x for x in out.splitlines() if x.startswith(f"│ {t.id} "))
-                same = (money_cell(t.own) == money_cell(t.with_subagents)) + (ledger_report.bound_cell(t.with_subagents) == money_cell(t.own))
+                same = (money_cell(t.own) == money_cell(t.with_subagents)) + (money_cell(t.own) in ledger_report.bound_cell(t.with_subagents))
                 assert row.count(money_cell(t.own)) == 1 + same, row
         total = next(x for x in out.splitlines() if x.startswith("│ total "))
         assert money_cell(led.total) in total
@@ -150,9 +150,9 @@ def test_ledger_of_all(mixed, width: int, by) -> None:
 def test_money_too_small_for_four_places_never_reads_as_nothing() -> None:
     from decimal import Decimal
 
-    assert ledger_report.money(Decimal("0.00002")) == "<$0.0001"
-    assert ledger_report.money(Decimal("0")) == "$0.0000" and ledger_report.money(Decimal("0.00005")) == "<$0.0001"
-    assert ledger_report.money(Decimal("0.000051")) == "$0.0001"
+    assert ledger_report.money(Decimal("0.00002")) == "$0.00002"
+    assert ledger_report.money(Decimal("0")) == "$0" and ledger_report.money(Decimal("0.00005")) == "$0.00005"
+    assert ledger_report.money(Decimal("0.000051")) == "$0.000051"
 
 
 def test_a_conversation_without_sub_agents_says_so(mixed) -> None:

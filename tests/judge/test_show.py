@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from asz_core.money import of_amount
+
 from .test_close import SESSION, _script, conv_store  # noqa: F401 - the fixture
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -51,7 +53,7 @@ def test_show_puts_the_scores_first_and_never_cuts_money(judged: tuple[Path, Pat
     assert first_score < goal < stages
     for t in st["targets"]:
         row = next(x for x in lines if x.startswith(f"│ {t['id']} ") and "$" in x)
-        money = "$" + t["cost"]["total"]["money"].rstrip("0")
+        money = of_amount(t["cost"]["total"])
         assert money in row, (money, row)  # whole, on the target's own row
         assert t["outcome"]["class"] in row and f"{t['times']['observed_seconds'] / 60:.1f} min" in row or \
             f"{t['times']['observed_seconds']:.0f} s" in row

@@ -1,7 +1,7 @@
 """Rendering of ledgers: rich tables for people (the JSON for programs is ledger_data's).
 
-Money is written exactly in JSON (a decimal string, never a float); tables round it to 4 places
-for reading. Unknown counts and unpriced calls are said once under each table (JSON keeps them
+Money is written exactly in JSON (a decimal string, never a float); tables write it in the one
+format of :mod:`.money` for reading. Unknown counts and unpriced calls are said once under each table (JSON keeps them
 per row), beside the sums they are not in.
 """
 
@@ -15,6 +15,8 @@ from typing import Any
 from rich.console import Group
 
 from .conversations import AllLedger
+from .money import UNKNOWN, bound, figure
+from .money import dollars as money  # the one format, by the name the tables here use
 from .ledger import Ledger, Row, Tally, rows, share
 from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those who import them from here
     _copies, all_json, all_ledger_json, all_sums, blocks_json, counted_elsewhere, ledger_json, prices_json, row_json,
@@ -27,15 +29,6 @@ from .tables import InertText as Text  # every text of a report inert (terminal_
 
 # --- tables ------------------------------------------------------------------------------------
 
-def money(v: Decimal) -> str:
-    """Dollars to four places; an amount above nothing that rounds to nothing reads as less
-    than the last place, never as $0.0000 (which says it cost nothing)."""
-    q = v.quantize(Decimal("0.0001"), ROUND_HALF_EVEN)
-    if not q and v > 0:
-        return "<$0.0001"
-    return f"${q:,}"
-
-
 def _pct(v: Decimal | None) -> str:
     return "—" if v is None else f"{(v * 100).quantize(Decimal('0.1'), ROUND_HALF_EVEN)}%"
 
@@ -45,26 +38,29 @@ def blind(t: Tally) -> bool:
     return t.calls > 0 and all(t.unknown[k] == t.calls for k in USAGE_TYPES)
 
 
-BLIND_NOTE = "money —: the record gives no token count for any of those calls (Kiro records none), so no money"
+BLIND_NOTE = "money ?: the record gives no token count for any of those calls (Kiro records none), so no money"
 
 
 def money_cell(t: Tally) -> str:
-    return "—" if blind(t) else money(t.money)
+    """The known counts' money; ``?`` where none is known (never a $0 that says it cost nothing)."""
+    if blind(t) or (not t.money and not t.money_complete):
+        return UNKNOWN
+    return money(t.money)
 
 
 def bound_cell(t: Tally) -> str:
     """The lower bound beside the exact known figure: the known counts' money with the output
     floors priced, marked ``≥``; the same figure unmarked when the money is whole (then it is exact)."""
     if blind(t):
-        return "—"
-    return money(t.money) if t.money_complete else f"≥ {money(t.money_bound)}"
+        return UNKNOWN
+    return money(t.money) if t.money_complete else bound(t.money_bound)
 
 
 def money_pair(t: Tally) -> str:
     """Both figures in one line of prose: ``$193.77 (≥ $204.72)``; one when the money is whole."""
-    if blind(t) or t.money_complete:
-        return money_cell(t)
-    return f"{money(t.money)} (≥ {money(t.money_bound)})"
+    if blind(t):
+        return UNKNOWN
+    return figure(t.money, t.money_bound, t.money_complete)
 
 
 def count_cell(t: Tally, k: str) -> str:

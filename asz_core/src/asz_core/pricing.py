@@ -91,6 +91,12 @@ class CallPrice:
     what the call cost that counts what is known to have been output (ccusage prices the same
     floors as the output)."""
 
+    @property
+    def at_least(self) -> Decimal | None:
+        """A lower bound of what the call cost: ``money`` and its output floor priced (equal to
+        ``money`` when ``complete``); None when it is unpriced."""
+        return None if self.money is None else self.money + self.floor_money
+
 
 # --- price files -------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from rich.console import Group
 
 from . import times
 from .ledger import Ledger, Tally
+from .money import figure
 from .ledger_report import BLIND_NOTE, blind, bound_cell, nothing_note, count_cell, money, money_cell, money_pair, tokens_cell, unknown_notes
 from .records import USAGE_TYPES
 from .tables import Col, FitTable, folder, plural, when, zone_label
@@ -278,7 +279,7 @@ def show_text(conv: Conversation, led: Ledger, tz: Any = None) -> Group:
 # -- one talk's outline -----------------------------------------------------------------------------
 
 def outline_json(conv: Conversation, head: dict[str, Any], steps: list[dict[str, Any]], led: Ledger) -> dict[str, Any]:
-    price = {c.step: c.price.money for c in led.calls}
+    price = {c.step: c.price for c in led.calls}
     rows = [{**r, "money": str(price[r["id"]]) if price.get(r["id"]) is not None else None} if r["kind"] == "model_call" else r
             for r in steps]
     return {"conversation": conv.id, "round": f"r{conv.round.number}", "head": conv.round.head, "talk": head, "steps": rows}
@@ -293,17 +294,18 @@ def outline_text(conv: Conversation, head: dict[str, Any], steps: list[dict[str,
                           f"  stream {head['stream']}" if head.get("stream") else "",
                           f"  {when(head.get('start'), tz, '%Y-%m-%d %H:%M:%S')}" if head.get("start") else "",
                           f" ({times.span_text(_seconds(head.get('start'), head.get('end')))})" if head.get("start") else "")
-    price = {c.step: c.price.money for c in led.calls}
+    price = {c.step: c.price for c in led.calls}
     talks_of = {st.id: st.talks for st in conv.streams}
     t = FitTable(_STEP_COLS, (("step", "time", "kind", "what", "status", "result", "money"),
                               ("step", "time", "what", "status", "money"), ("step", "what", "status", "money")),
                  notes=[f"{plural(len(steps), 'step')}; `asz show {conv.id[:8]} --talk kN` for a sub-agent's talk; "
                         f"times are {zone_label(tz)}"])
     for r in steps:
-        m = price.get(r["id"])
+        p = price.get(r["id"])
+        m = None if p is None or p.money is None else figure(p.money, p.at_least, p.complete)
         t.add_row({"step": r["id"], "time": when(r.get("ts"), tz, "%H:%M:%S"), "kind": r["kind"], "what": Text(_what(r, talks_of)),
                    "status": _status(r), "result": Text(r.get("result") or ""),
-                   "money": money(m) if m is not None else ("" if r["kind"] != "model_call" else
+                   "money": m if m is not None else ("" if r["kind"] != "model_call" else
                                                              "elsewhere" if conv.step(r["id"]).counted_elsewhere else "unpriced")})
     return Group(title, t)
 

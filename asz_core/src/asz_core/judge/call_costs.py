@@ -42,7 +42,7 @@ def of_view(view: Any) -> CallsFile:
             step=c.step, call=c.call, stream=c.stream, talk=c.talk, root=c.root, model=c.model,
             input=u.input, output=u.output, cache_read=u.cache_read, cache_write=u.cache_write,
             output_floor=c.output_floor, money=p.money, complete=p.complete,
-            at_least=None if p.money is None else p.money + p.floor_money, unpriced=p.unpriced,
+            at_least=p.at_least, unpriced=p.unpriced,
             to=tuple(CallShare(t, Fraction(1, len(to))) for t in to), shared=why.get(c.step)))
     pr = run["prices"]
     return CallsFile(version=VERSION, run=run["run"], conversation=run["conversation"], head=run["head"],

@@ -36,15 +36,17 @@ from . import statement as S
 class Acc:
     """An exact sum of call shares, rounded only when written. A share is 1/n of a call (the cut
     splits equally), so the sums are kept per n, in integers and Decimals, and made a Fraction
-    once: exact, without a Fraction per call."""
+    once: exact, without a Fraction per call. Beside the money of the known counts, the lower
+    bound: each priced call's ``CallPrice.at_least`` (its output floor priced, the ledger's)."""
 
-    __slots__ = ("calls", "_tok", "_money", "_odd", "unpriced", "unknown")
+    __slots__ = ("calls", "_tok", "_money", "_bound", "_odd", "unpriced", "unknown")
 
     def __init__(self) -> None:
         self.calls: set[str] = set()
         self._tok: dict[int, int] = {}
         self._money: dict[int, Decimal] = {}
-        self._odd: list[tuple[Fraction, Fraction]] = []  # (tokens, money) of a share not 1/n
+        self._bound: dict[int, Decimal] = {}
+        self._odd: list[tuple[Fraction, Fraction, Fraction]] = []  # (tokens, money, bound) of a share not 1/n
         self.unpriced: set[str] = set()
         self.unknown: set[str] = set()
 
@@ -54,23 +56,28 @@ class Acc:
         tok = (u.input or 0) + (u.output or 0) + (u.cache_read or 0) + (u.cache_write or 0)
         if u.input is None or u.output is None or u.cache_read is None or u.cache_write is None:
             self.unknown.add(c.step)
-        m = c.price.money
+        self._add(c.step, tok, c.price, share)
+
+    def _add(self, key: str, tok: int, p: Any, share: Fraction) -> None:
+        m, b = p.money, p.at_least
         if m is None:
-            self.unpriced.add(c.step)
-            m = Decimal(0)
+            self.unpriced.add(key)
+            m = b = Decimal(0)
         if share.numerator == 1:
             n = share.denominator
             self._tok[n] = self._tok.get(n, 0) + tok
             self._money[n] = self._money.get(n, Decimal(0)) + m
+            self._bound[n] = self._bound.get(n, Decimal(0)) + b
         else:
-            self._odd.append((share * tok, share * Fraction(m)))
+            self._odd.append((share * tok, share * Fraction(m), share * Fraction(b)))
 
     def merge(self, o: Acc) -> Acc:
         self.calls |= o.calls
         for n, v in o._tok.items():
             self._tok[n] = self._tok.get(n, 0) + v
-        for n, d in o._money.items():
-            self._money[n] = self._money.get(n, Decimal(0)) + d
+        for mine, theirs in ((self._money, o._money), (self._bound, o._bound)):
+            for n, d in theirs.items():
+                mine[n] = mine.get(n, Decimal(0)) + d
         self._odd += o._odd
         self.unpriced |= o.unpriced
         self.unknown |= o.unknown
@@ -78,20 +85,28 @@ class Acc:
 
     @property
     def tokens(self) -> Fraction:
-        return sum((Fraction(v, n) for n, v in self._tok.items()), Fraction(0)) + sum((t for t, _ in self._odd), Fraction(0))
+        return sum((Fraction(v, n) for n, v in self._tok.items()), Fraction(0)) + sum((t for t, _, _ in self._odd), Fraction(0))
 
     @property
     def money(self) -> Fraction:
         return (sum((Fraction(d) / n for n, d in self._money.items()), Fraction(0))
-                + sum((m for _, m in self._odd), Fraction(0)))
+                + sum((m for _, m, _ in self._odd), Fraction(0)))
+
+    @property
+    def at_least(self) -> Fraction:
+        """The lower bound of the money: the priced calls' known counts and output floors."""
+        return (sum((Fraction(d) / n for n, d in self._bound.items()), Fraction(0))
+                + sum((b for _, _, b in self._odd), Fraction(0)))
 
     def value(self, unit: str) -> Fraction:
         return self.money if unit == "money" else self.tokens
 
     def amount(self) -> S.Amount:
+        whole = not self.unpriced and not self.unknown
         return S.Amount(calls=len(self.calls), tokens=round(self.tokens),
                         money=None if self.unpriced else money(self.money),
-                        unpriced=len(self.unpriced), unknown=len(self.unknown))
+                        unpriced=len(self.unpriced), unknown=len(self.unknown),
+                        at_least=None if whole else money(self.at_least))
 
 
 def money(f: Fraction) -> Decimal:
@@ -571,14 +586,9 @@ class _ReqAcc(Acc):
             self.unpriced.add(key)
             return
         u = Usage(**{k: q.get(k) for k in USAGE_TYPES})
-        self._tok[1] = self._tok.get(1, 0) + sum(getattr(u, k) or 0 for k in USAGE_TYPES)
         if any(getattr(u, k) is None for k in USAGE_TYPES):
             self.unknown.add(key)
-        p = prices.price(q.get("model"), u, ts)
-        if p.money is None:
-            self.unpriced.add(key)
-        else:
-            self._money[1] = self._money.get(1, Decimal(0)) + p.money
+        self._add(key, sum(getattr(u, k) or 0 for k in USAGE_TYPES), prices.price(q.get("model"), u, ts), Fraction(1))
 
 
 def close_file(path: Path, store: Any, registry: Any = None, view: View | None = None) -> Any:

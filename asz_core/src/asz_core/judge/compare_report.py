@@ -8,9 +8,11 @@ from typing import Any
 
 from rich.console import Group
 
+from ..money import dollars
 from ..tables import Col, FitTable, plural
 from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 from .outcomes import class_words
+from .statement_text import both
 
 _MATCH = {"a": Col("target"), "b": Col("target"), "level": Col("level", wrap=True, min=8), "class": Col("class", wrap=True, min=8),
           "basis": Col("basis", wrap=True, min=8), "met": Col("met"), "rework": Col("rework"), "final": Col("final score")}
@@ -24,10 +26,7 @@ def _pair(x: Any, y: Any) -> str:
 
 
 def _money(a: dict[str, Any] | None) -> str:
-    if not a:
-        return "—"
-    m = a.get("money")
-    return (f"${m}" if m is not None else "money unknown") + f", {a.get('tokens', 0):,} tokens"
+    return both(a) if a else "—"
 
 
 def _evaluators(r: dict[str, Any]) -> str:
@@ -38,7 +37,7 @@ def _evaluators(r: dict[str, Any]) -> str:
 
 
 def _cost(x: dict[str, Any], unit: str) -> str:
-    return f"${x['cost_rounded']}" if unit == "money" else f"{x['cost_rounded']} tokens"
+    return dollars(x['cost_rounded']) if unit == "money" else f"{x['cost_rounded']} tokens"
 
 
 def compare_text(d: dict[str, Any]) -> Group:

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Group
 
 from ..records import USAGE_TYPES
+from ..money import of_amount
 from ..tables import Col, FitTable, plural
 from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 
@@ -89,11 +90,13 @@ def run_text(d: dict[str, Any]) -> Group:
         if sf.get("note"):
             why = (why + "; " if why else "") + f"{plural(len(sf['note']), 'check')}: " + "; ".join(sf["note"][:3]) + (" …" if len(sf["note"]) > 3 else "")
         c = r.get("consumed") or {}
+        priced = (((close or {}).get("statement") or {}).get("judging") or {}).get("stages") or {}
         t.add_row({"stage": name, "status": sf.get("status", "?"),
                    "calls": f"{r.get('calls', 0)} ({plural(r.get('attempts', 0), 'attempt')})" if r.get("calls") else "—",
                    "prompt": f"{r.get('largest_prompt_bytes', 0):,} B" if r.get("calls") else "—",
                    "consumed": f"{plural(c.get('requests', 0), 'request')}, {sum(c.get(k, 0) for k in USAGE_TYPES):,} tokens, "
-                               f"read {r.get('read_bytes', 0):,} B" if r.get("calls") else "—",
+                               f"read {r.get('read_bytes', 0):,} B" + (f", {of_amount(priced[name])}" if name in priced else "")
+                               if r.get("calls") else "—",
                    "why": Text(why) if why else ""})
     parts.append(t)
     tg = stages.get("targets")

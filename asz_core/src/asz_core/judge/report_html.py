@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..money import dollars, of_amount
 from ..records import USAGE_TYPES
 from .close import parse_time as _t
 from .context import failed_stage_line
@@ -75,22 +76,13 @@ def _e(x: Any) -> str:
     return escape("" if x is None else str(x), quote=True)
 
 
-def money(m: Any) -> str:
-    """Money as the page shows it, one precision throughout: cents, or four significant digits
-    below a cent (never $0.00 for what cost something). close.json keeps it exact."""
-    from decimal import Decimal, InvalidOperation
-
-    if m is None:
-        return "—"
-    try:
-        d = Decimal(str(m))
-    except InvalidOperation:
-        return f"${m}"
-    if d == 0:
-        return "$0.00"
-    if abs(d) >= Decimal("0.01"):
-        return f"${d.quantize(Decimal('0.01')):,}"
-    return f"${float(d):.4g}" if abs(d) >= Decimal("1e-6") else f"${float(d):.4e}"
+def _money(a: dict[str, Any], fig: str) -> str:
+    """An amount's money as a span, in the one format (:mod:`asz_core.money`): the exact figure in
+    ``data-exact`` (as close.json writes it), the lower bound in ``data-at-least`` where it is not whole."""
+    m, b = a.get("money"), a.get("at_least")
+    low = f' data-at-least="{_e(b)}"' if b is not None else ""
+    return (f'<span data-figure="{_e(fig)}" data-exact="{_e(m)}"{low} title="${_e(m if m is not None else b)}">'
+            f'{_e(of_amount(a))}</span>')
 
 
 def amount(a: dict[str, Any] | None, fig: str) -> str:
@@ -98,8 +90,9 @@ def amount(a: dict[str, Any] | None, fig: str) -> str:
     if not a:
         return "—"
     m = a.get("money")
-    s = (f'<span data-figure="{_e(fig)}.money" data-exact="{_e(m)}" title="${_e(m)}">{_e(money(m))}</span> · ' if m is not None else
-         f'<span class="dim">unpriced ({a.get("unpriced", 0)} calls)</span> · ')
+    s = (_money(a, f"{fig}.money") + " · " if m is not None else
+         f'<span class="dim">unpriced ({a.get("unpriced", 0)} calls)</span>'
+         + (f' {_money(a, f"{fig}.money")}' if a.get("at_least") is not None else "") + " · ")
     return s + f'<span data-figure="{_e(fig)}.tokens">{a.get("tokens", 0):,}</span> tokens'
 
 
@@ -184,9 +177,8 @@ def _short(a: dict[str, Any] | None, unit: str, fig: str) -> str:
     """A cost in one figure: its money (tokens where it is unpriced)."""
     if not a:
         return "—"
-    m = a.get("money")
-    if unit == "money" and m is not None:
-        return f'<span data-figure="{_e(fig)}" data-exact="{_e(m)}" title="${_e(m)}">{_e(money(m))}</span>'
+    if unit == "money" and a.get("money") is not None:
+        return _money(a, fig)
     return f'<span data-figure="{_e(fig)}" data-exact="{_e(a.get("tokens", 0))}">{a.get("tokens", 0):,} tokens</span>'
 
 
@@ -228,9 +220,9 @@ def cost_bars(st: dict[str, Any], unit: str, width: int = 1000) -> str:
                 continue
             out.append(f'<rect data-target="{_e(t["id"])}" data-label="{_e(k)}" x="{x:.2f}" y="{y}" width="{w:.2f}" height="18" '
                        f'fill="{LABEL_COLOURS.get(k, "#999")}"><title>{_e(t["id"])} {_e(k)}: '
-                       f'{_e(money(v.get("money")) if unit == "money" else v.get("tokens"))}</title></rect>')
+                       f'{_e(dollars(v.get("money")) if unit == "money" else v.get("tokens"))}</title></rect>')
             x += w
-        shown = money(t["cost"]["total"].get("money")) if unit == "money" else f'{t["cost"]["total"].get("tokens", 0):,}'
+        shown = of_amount(t["cost"]["total"]) if unit == "money" else f'{t["cost"]["total"].get("tokens", 0):,}'
         out.append(f'<text x="{left + usable * total / top + 6:.1f}" y="{y + 14}">{_e(shown)}</text>')
         y += 26
     return (f'<svg class="pic" viewBox="0 0 {width} {y}" role="img" aria-label="cost of each target by label, one scale" '
@@ -294,7 +286,7 @@ def spend_over_time(spend: list[dict[str, Any]], st: dict[str, Any], unit: str, 
         cum += _value(r, unit)
         line.append(f"{X(b):.1f},{Y(cum):.1f}")
     line.append(f"{left + usable:.1f},{Y(cum):.1f}")
-    top_label = money(f"{total:.6f}") if unit == "money" else f"{int(total):,} tokens"
+    top_label = dollars(f"{total:.6f}") if unit == "money" else f"{int(total):,} tokens"
     out = [f'<text x="0" y="14">{_e(top_label)}</text><text x="0" y="{Y(0):.0f}">0</text>',
            f'<polyline points="{" ".join(line)}" fill="none" stroke="#4a78c2" stroke-width="2"/>']
     y = height + 20
@@ -325,7 +317,7 @@ def avoidable_share(st: dict[str, Any], unit: str, width: int = 1000) -> str:
         if w > 0:
             out.append(f'<rect data-cause="{k}" x="{x:.2f}" y="0" width="{w:.2f}" height="22" fill="{CAUSE_COLOURS[k]}"/>')
         x += w
-        shown = money(f"{v:.6f}") if unit == "money" else f"{int(v):,} tokens"
+        shown = dollars(f"{v:.6f}") if unit == "money" else f"{int(v):,} tokens"
         legend.append(f'<span><i style="background:{CAUSE_COLOURS[k]}"></i>{_e(label)} '
                       f'<b data-figure="avoidable.{k}">{v / total:.1%}</b> ({_e(shown)})</span>')
     out.append(f'<rect x="{x:.2f}" y="0" width="{max(width - x, 0):.2f}" height="22" fill="#dfe6df"/>')

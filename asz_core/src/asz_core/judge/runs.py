@@ -57,6 +57,9 @@ class RunRow:
     :mod:`.run_files`); a stage's status is then ``unreadable``."""
     problems: tuple[str, ...] = ()
     """What a closed run lacks, one line each (:func:`~.run_files.closed_run_problems`)."""
+    judging_cost: dict[str, Any] | None = None
+    """What judging cost once the close priced it: close.json's ``statement.judging.total`` (exact
+    money, and ``at_least`` where it is not whole); None before the close, or with no statement."""
 
 
 def list_runs(conversation: str | None = None, *, home: Path | None = None, store: Store | None = None) -> list[RunRow]:
@@ -128,7 +131,14 @@ def _row(path: Path) -> RunRow:
                   scores={} if hidden else {k: v for k, (v, _) in _scores(close).items()},
                   units={} if hidden else {k: u for k, (_, u) in _scores(close).items() if u}, problems=tuple(problems),
                   unreadable=unreadable | {s: r.problem for s, r in read.items()
-                                           if r.status == stage_files.UNREADABLE and r.problem})
+                                           if r.status == stage_files.UNREADABLE and r.problem},
+                  judging_cost=None if hidden else _judging_cost(close))
+
+
+def _judging_cost(close: Any) -> dict[str, Any] | None:
+    st = close.get("statement") if isinstance(close, dict) else None
+    total = ((st or {}).get("judging") or {}).get("total") if isinstance(st, dict) else None
+    return total if isinstance(total, dict) else None
 
 
 def _scores(close: Any) -> dict[str, tuple[str | None, str | None]]:

@@ -8,6 +8,7 @@ from typing import Any
 from attrs import asdict
 from rich.console import Group
 
+from ..money import of_amount
 from ..tables import Col, FitTable, plural, when, zone_label
 from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 from .runs import CONSUMED_KEYS, RunRow
@@ -22,12 +23,15 @@ _COLS = {
     "run": Col("run"), "conv": Col("conversation"), "started": Col("started"), "head": Col("head"),
     "window": Col("window", wrap=True, min=8), "status": Col("status"), "evaluators": Col("evaluators", wrap=True, min=12),
     "consumed": Col("judging consumed", wrap=True, min=14), "tokens": Col("tokens", right=True),
+    "cost": Col("judging cost", right=True),
     "scores": Col("scores", wrap=True, min=14),
 }
 _LAYOUTS = (
-    ("run", "conv", "started", "head", "window", "status", "evaluators", "consumed", "scores"),
-    ("run", "conv", "head", "window", "status", "evaluators", "tokens", "scores"),
+    ("run", "conv", "started", "head", "window", "status", "evaluators", "consumed", "cost", "scores"),
+    ("run", "conv", "head", "window", "status", "evaluators", "tokens", "cost", "scores"),
+    ("run", "conv", "status", "tokens", "cost", "scores"),
     ("run", "conv", "status", "tokens", "scores"),
+    ("run", "status", "cost", "scores"),
     ("run", "status", "tokens"),
 )
 
@@ -53,5 +57,6 @@ def runs_text(rows: list[RunRow], shorts: dict[str, str], tz: dt.tzinfo | None =
                    "consumed": f"{plural(c.get('requests', 0), 'request')}; in {c.get('input', 0):,} · out {c.get('output', 0):,} · "
                                f"cache r {c.get('cache_read', 0):,} · cache w {c.get('cache_write', 0):,}",
                    "tokens": f"{tokens:,}",
+                   "cost": "—" if r.judging_cost is None else of_amount(r.judging_cost),
                    "scores": ", ".join(f"{k} {score_text(v)}" for k, v in r.scores.items()) or "—"})
     return Group(t)

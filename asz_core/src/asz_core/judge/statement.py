@@ -39,6 +39,11 @@ class Amount:
     """Calls in it with no price (no model, or no price for their model)."""
     unknown: int = 0
     """Calls in it with a count unknown: their known counts only are in ``tokens``."""
+    at_least: Decimal | None = None
+    """Where its money is not whole (a call in it unpriced, or a count of one unknown): a lower
+    bound of what it cost, the priced calls' known counts with their output floors priced (each
+    call's ``CallPrice.at_least``, what the ledger's ``money_bound`` adds up). None when ``money``
+    is whole: then ``money`` is exact."""
 
 
 @frozen

@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Group
 
+from ..money import of_amount
 from ..tables import Col, FitTable
 from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 from .outcomes import class_words, not_judged
@@ -29,25 +30,20 @@ def goal_class(g: dict[str, Any]) -> str:
 
 
 def amount(a: dict[str, Any] | None, unit: str = "money") -> str:
-    """A cost in one short cell: money when priced (exact as close.json writes it), else tokens."""
+    """A cost in one short cell: money when priced (the known figure, and the lower bound beside it
+    where it is not whole), else tokens."""
     if not a:
         return "—"
-    m = a.get("money")
-    if unit == "money" and m is not None:
-        return f"${_trim(m)}"
+    if unit == "money" and a.get("money") is not None:
+        return of_amount(a)
     return f"{a.get('tokens', 0):,} tok"
 
 
-def _trim(m: Any) -> str:
-    """``12.500000`` -> ``12.50``, ``0.080241`` -> ``0.080241``: the exact amount, cents at least."""
-    whole, _, dec = str(m).partition(".")
-    dec = dec.rstrip("0")
-    return f"{whole}.{dec.ljust(2, '0')}"
-
-
-def _both(a: dict[str, Any] | None) -> str:
+def both(a: dict[str, Any] | None) -> str:
+    """A cost in prose: its money (the bound beside it where it is not whole) and its tokens."""
     a = a or {}
-    m = f"${_trim(a['money'])}" if a.get("money") is not None else f"unpriced ({a.get('unpriced', 0)} calls)"
+    n = a.get("unpriced", 0)
+    m = of_amount(a) if a.get("money") is not None else f"{of_amount(a)} ({n} {'call' if n == 1 else 'calls'} unpriced)"
     return f"{m}, {a.get('tokens', 0):,} tokens"
 
 
@@ -90,10 +86,10 @@ def statement_text(st: dict[str, Any]) -> Group:
     nj = [t["id"] for t in st.get("targets", []) if not_judged(t, st)]
     if nj:
         parts.append(Text(f"not judged: {', '.join(nj)} (their achievement call failed), "
-                          f"{_both(st.get('not_judged'))}: left out of the scores, which cover "
+                          f"{both(st.get('not_judged'))}: left out of the scores, which cover "
                           f"{score(sc.get('judged'))} of the wanted targets' cost", style="yellow"))
     j = st.get("judging") or {}
-    parts.append(Text(f"the conversation cost {_both(j.get('conversation'))}; judging it cost {_both(j.get('total'))}",
+    parts.append(Text(f"the conversation cost {both(j.get('conversation'))}; judging it cost {both(j.get('total'))}",
                       style="dim"))
     for k, v in (st.get("basis") or {}).items():
         if not str(v).startswith("used"):

@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Group as RichGroup
 from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 
+from ..money import dollars
 from ..tables import Col, FitTable, plural, when, zone_label
 from .view import Group
 
@@ -20,7 +21,7 @@ from .view import Group
 def _money(v: Decimal, unit: str) -> str:
     if unit == "tokens":
         return f"{int(v):,} tok"
-    return f"${v:,.2f}" if v >= Decimal("0.01") or v == 0 else f"${v:.4g}"
+    return dollars(v)
 
 
 def _share(v: Decimal | None) -> str:
