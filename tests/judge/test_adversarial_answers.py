@@ -18,7 +18,9 @@ agent's reply counted as observed) fails them: a criterion met or not met cites 
 citation is a real step of this window (of the right talk or stream where the rule says so), the
 order a rule asks for holds, the costs of the targets and the unassigned part are the ledger to
 the token and to the cent and each target's labels partition its cost, and no label is kept
-without a step of its work.
+without a step of its work. Whose work each step is, and who gave each sub-task its task, are
+written out for 258c7280 as literal tables (``TALK_WORK``, ``START``, ``GIVER_AFTER``).
+test_adversarial_cases.py gives named rule breaks each with the result the spec gives, written out.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import pytest
 from asz_core import window
 from asz_core.convert import structure
 from asz_core.judge import runner
-from asz_core.judge.evidence import EXCERPT_BYTES, Evidence, for_run
+from asz_core.judge.evidence import EXCERPT_BYTES
 from asz_core.judge.judgment import (AVOIDABLE, BASES, CAUSES, CLAIM_CHECKS, DISPATCHES, END_STATES, LABELS,
                                      NOT_REVIEWED, OUTCOMES, REPORTS, STATES, STATUSES, TRIGGERS, USES, CloseFile,
                                      StageFile)
@@ -46,78 +48,144 @@ from .achievement_story import CID, T1, T2, T3, TARGETS
 PERSON = ("person", "queued", "command")
 """The record's input sources that are the person's own words."""
 
+# --- 258c7280 written out: whose work each step is, and who gave each sub-task its task -----------
+# Read off the record (asz show 258c7280 --talk k1/k2/k3/k4), never through asz_core.judge: k1 is
+# s1-s431 and started the sub-task a1 at s343 (the Task call; its result came back before the
+# model call s344), whose steps are s435-s443; k2 is s432-s434; the sub-task a2 (s444-s448) has
+# no starting step the record shows, so it is no talk's work and no agent gave it its task.
+
+A1 = frozenset(f"s{n}" for n in range(435, 444))
+TALK_WORK = {"k1": frozenset(f"s{n}" for n in range(1, 432)) | A1, "k2": frozenset({"s432", "s433", "s434"})}
+"""Step ids of each main talk with the sub-tasks it started (what a target of that talk worked on)."""
+START = {"a1": "s343", "a2": None}
+"""Each sub-task's starting step (None: no single step shows it was started)."""
+GIVER_AFTER = {"a1": 344}
+"""From which step number on the agent that gave a1 its task (the main stream) works after the
+call that started it ended, its report back then in: s344, the model call that read it."""
+OTHER_AGENT_CALLS: dict[str, tuple[str, ...]] = {"a1": (), "a2": ()}
+"""The giving agent's other agent calls after each task was given: none (s343 is the only one)."""
+WORK_KINDS = ("model_call", "tool", "agent_call", "reply", "summary")
+"""An agent's work (spec "Rework", "Sub-tasks"): never an input or a runtime notice."""
+ASKER_KINDS = ("model_call", "tool", "agent_call", "reply")
+"""What of the giving agent can show it used a report: not a summary, an input or a notice."""
+
+
+def _n(sid: str) -> int:
+    return int(sid[1:])
+
 
 class SpecReading:
     """What each step shows, written out here from the spec ("Achievement", "Deliveries and
-    contradictions") over the step as the record holds it (its kind, status, stream, source),
-    never through the predicates of asz_core.judge.evidence, so a weakened rule there cannot
-    also weaken what these invariants expect. Facts that are no rule (what an id names, whose
-    talks a step is in) are read through the module."""
+    contradictions", "Sub-tasks") over the step as the record holds it (its kind, status,
+    stream, source), never through asz_core.judge.evidence, so a weakened rule there cannot also
+    weaken what these invariants expect. Whose work a step is and who gave a sub-task its task
+    are the literal tables above; what set each target is the targets stage's kept answer."""
 
-    def __init__(self, ev: Evidence, targets: Any, inputs: Any) -> None:
-        self._ev = ev
+    def __init__(self, w: Any, targets: Any, inputs: Any) -> None:
+        self.conv = w.conv
+        self.w = w
+        self._steps = {s.id: s for s in w.conv.steps if s.id in w.steps}
+        self._inputs = {s.input: s for s in self._steps.values() if s.kind == "input" and s.input}
         self._not_person = {j.input for j in inputs if any(a.action == "not_from_person" for a in j.actions)}
+        self._talks = {t.id: tuple(t.talks) for t in targets}
+        self._created: dict[str, int | None] = {}
         self._setting: dict[str, list[int]] = {}
-        steps = {s.input: s for s in ev.conv.steps if s.kind == "input" and s.input}
         acts = {j.input: j.actions for j in inputs}
         for t in targets:
-            got = [steps[i].seq for i in t.inputs if i in steps
+            got = [self._inputs[i].seq for i in t.inputs if i in self._inputs
                    and any(a.target == t.id and a.action in ("create", "refine", "steer") for a in acts.get(i, ()))]
-            if t.created_by in steps:
-                got.append(steps[t.created_by].seq)
+            made = self._inputs.get(t.created_by)
+            self._created[t.id] = made.seq if made is not None else None
+            if made is not None:
+                got.append(made.seq)
             self._setting[t.id] = got
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._ev, name)
+    def cite(self, sid: Any) -> Any:
+        """The step an id names in this window (an input id names its input step), or None."""
+        if not isinstance(sid, str):
+            return None
+        return self._steps.get(sid) or self._inputs.get(sid)
 
-    def _step(self, c: Any) -> Any:
-        return self._ev.conv.step(c.step) if c.step else None
+    def real(self, sid: Any) -> bool:
+        return isinstance(sid, str) and sid in self._steps
 
-    def tool_result(self, c: Any) -> bool:
+    def created_at(self, tid: str) -> int | None:
+        return self._created.get(tid)
+
+    def work(self, tid: str) -> frozenset[str]:
+        return frozenset(x for k in self._talks.get(tid, ()) for x in TALK_WORK.get(k, ()) if x in self._steps)
+
+    before: frozenset[str] = frozenset()
+    """No talk of 258c7280 comes before the windows these tests judge (all, and k1..k1)."""
+
+    @staticmethod
+    def is_work(s: Any) -> bool:
+        return s is not None and s.kind in WORK_KINDS
+
+    @staticmethod
+    def tool_result(s: Any) -> bool:
         """A tool step whose result came back, a failed one included (a failed agent call too)."""
-        s = self._step(c)
         return s is not None and ((s.kind == "tool" and s.status in ("returned", "failed"))
                                   or (s.kind == "agent_call" and s.status == "failed"))
 
-    def observed(self, c: Any) -> bool:
+    def observed(self, s: Any) -> bool:
         """A tool result, an API error or an interrupt."""
-        s = self._step(c)
-        return self.tool_result(c) or (s is not None and s.kind == "notice" and s.notice in ("api_error", "interrupt"))
+        return self.tool_result(s) or (s is not None and s.kind == "notice" and s.notice in ("api_error", "interrupt"))
 
-    def returned(self, c: Any) -> bool:
-        s = self._step(c)
+    @staticmethod
+    def returned(s: Any) -> bool:
         return s is not None and s.kind == "tool" and s.status == "returned"
 
-    def person(self, c: Any) -> bool:
+    def person(self, s: Any) -> bool:
         """The person's own input: of the main stream, never the agent's to a sub-agent nor one
         the targets stage found came from no person."""
-        s = self._step(c)
         return (s is not None and s.kind == "input" and s.stream == "m" and s.source in PERSON
                 and s.input not in self._not_person)
 
-    def main_reply(self, c: Any) -> bool:
-        s = self._step(c)
+    @staticmethod
+    def main_reply(s: Any) -> bool:
         return s is not None and s.kind == "reply" and s.stream == "m"
 
-    def agent_words(self, c: Any) -> bool:
-        s = self._step(c)
+    @staticmethod
+    def agent_words(s: Any) -> bool:
         return s is not None and (s.kind in ("reply", "model_call", "summary")
                                   or (s.kind == "agent_call" and s.status == "returned"))
 
-    def admissible(self, c: Any, tid: str) -> bool:
+    def admissible(self, s: Any, tid: str) -> bool:
         """What shows a state: a tool result, an API error, an interrupt, or the person's later
         input that did not set the target (which shows what was asked, never that it was done)."""
-        s = self._step(c)
-        created = self._ev.created_at(tid)
-        return self.observed(c) or (self.person(c) and created is not None and s.seq > created
+        created = self._created.get(tid)
+        return self.observed(s) or (self.person(s) and created is not None and s.seq > created
                                     and s.seq not in self._setting.get(tid, ()))
 
-    def person_after_setting(self, c: Any, tid: str) -> bool:
+    def person_after_setting(self, s: Any, tid: str) -> bool:
         setting = self._setting.get(tid)
-        return self.person(c) and bool(setting) and self._step(c).seq > max(setting)  # type: ignore[arg-type]
+        return self.person(s) and bool(setting) and s.seq > max(setting)  # type: ignore[arg-type]
 
-    def beyond_words(self, c: Any, tid: str) -> bool:
-        return self.observed(c) or self.person_after_setting(c, tid)
+    def beyond_words(self, s: Any, tid: str) -> bool:
+        return self.observed(s) or self.person_after_setting(s, tid)
+
+    # sub-tasks, from the tables above
+    def starting_step(self, a: str) -> Any:
+        sid = START.get(a)
+        return self._steps.get(sid) if sid else None
+
+    def own_result(self, s: Any, a: str) -> bool:
+        """An outcome or report rests on a result of the sub-task's own stream."""
+        return self.observed(s) and s.stream == a
+
+    def asker_later(self, s: Any, a: str) -> bool:
+        """A later step of the agent that gave the task, its own work, after the starting call ended."""
+        after = GIVER_AFTER.get(a)
+        return (after is not None and s is not None and s.stream == "m" and s.kind in ASKER_KINDS
+                and _n(s.id) >= after)
+
+    def after_report(self, s: Any, a: str) -> bool:
+        """After the report came back: for a1 (a foreground call that returned) the same steps."""
+        return self.asker_later(s, a)
+
+    def shows_task_wrong(self, s: Any, a: str) -> bool:
+        return self.observed(s) or self.person(s) or (s is not None and s.id in OTHER_AGENT_CALLS.get(a, ()))
 
 
 def level_of(states: list[str]) -> str:
@@ -434,12 +502,11 @@ class Held:
         self.close = close
         t = self.sf["targets"]
         ok = t.status in ("complete", "partial")
-        self.ev = SpecReading(for_run(self.w, store, t.targets if ok else (), t.inputs if ok else ()),
-                              t.targets if ok else (), t.inputs if ok else ())
+        self.ev = SpecReading(self.w, t.targets if ok else (), t.inputs if ok else ())
 
     def real(self, sid: Any) -> bool:
         """A step id of this window, as the record spells it."""
-        return isinstance(sid, str) and self.ev.cite(sid).step == sid
+        return self.ev.real(sid)
 
     def all(self) -> None:
         self.targets()
@@ -512,7 +579,7 @@ class Held:
 
             def delivers(sid: str) -> bool:
                 c = ev.cite(sid)
-                return ev.main_reply(c) and created is not None and c.seq is not None and c.seq > created
+                return ev.main_reply(c) and created is not None and c.seq > created
 
             assert [c.id for c in r.criteria] == live, (why, tid)
             for c in r.criteria:
@@ -604,7 +671,8 @@ class Held:
         labelled: dict[str, str] = {}
         for j in sf.subtasks:
             a = j.stream
-            own = {s.id for s in self.conv.steps if s.stream == a and s.id in self.w.steps}
+            own = {s.id for s in self.conv.steps
+                   if s.stream == a and s.id in self.w.steps and s.kind in WORK_KINDS}
             start = ev.starting_step(a)
             for name, d, vocab, holds in (("outcome", j.outcome, OUTCOMES, lambda c: ev.own_result(c, a)),
                                           ("report", j.report, REPORTS, lambda c: ev.own_result(c, a)),
@@ -867,3 +935,4 @@ def test_thousands_of_criteria_are_numbered_once_each(spotter: Any, tmp_path: Pa
     t1 = h.files["targets"]["targets"][0]
     assert len(t1["criteria"]) == ANSWER_ITEMS and h.files["targets"]["status"] == "partial"
     assert any(f"{ANSWER_ITEMS + 500:,} items, the first {ANSWER_ITEMS:,} kept" in n for n in h.files["targets"]["note"])
+
