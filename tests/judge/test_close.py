@@ -122,8 +122,9 @@ def test_shares_and_times_with_only_the_targets_stage(conv_store: Any, tmp_path:
     # k1 with its sub-agents: 168 calls, 3,747,643 tokens, $1.64303055; k7: 2 calls, 43,073 tokens,
     # $0.03220965, split half and half (i7 directed both targets).
     # Output unknown on 158 calls of k1 and 1 of k7 (streamed fragments with no final one): counted apart.
-    assert t1["cost"]["total"] == {"calls": 170, "tokens": 3769180, "money": "1.659135", "unpriced": 0, "unknown": 159}
-    assert t2["cost"]["total"] == {"calls": 2, "tokens": 21536, "money": "0.016105", "unpriced": 0, "unknown": 1}
+    assert t1["cost"]["total"] == {"calls": 170, "tokens": 3769180, "money": "1.659135", "unpriced": 0, "unknown": 159,
+                                   "at_least": "2.377035"}  # the floors priced too (the ledger's bound)
+    assert t2["cost"]["total"] == {"calls": 2, "tokens": 21536, "money": "0.016105", "unpriced": 0, "unknown": 1, "at_least": "0.016180"}
     assert t1["cost"]["total"]["tokens"] + t2["cost"]["total"]["tokens"] == 3790716  # the conversation's, to the token
     assert [(s["step"], s["targets"], s["share"], s["why"]) for s in t1["shares"]] == [
         ("s436", ["t1", "t2"], "1/2", "one input directed several targets"),
@@ -176,7 +177,7 @@ def test_classes_scores_rework_and_findings(conv_store: Any, tmp_path: Path) -> 
     assert st["scores"]["efficiency"]["value"] == f"{eff.numerator}/{eff.denominator}"
     assert st["scores"]["coverage"]["value"] == str(reviewed / Fraction(Decimal("1.67524020"))).replace(" ", "")
     c1 = t1["cost"]
-    assert c1["avoidable"] == {"calls": 2, "tokens": 33795, "money": "0.020824", "unpriced": 0, "unknown": 1}
+    assert c1["avoidable"] == {"calls": 2, "tokens": 33795, "money": "0.020824", "unpriced": 0, "unknown": 1, "at_least": "0.020839"}
     assert c1["avoidable_by_cause"]["main_agent"] == c1["avoidable"] and c1["avoidable_by_cause"]["subtask"]["calls"] == 0
     assert c1["by_label"]["productive"]["tokens"] == 16380
     # Avoidable time: the run s7, s10 lasts from s7 (00:52:38.373) to the talk's next call s223 (00:56:28.996).
@@ -268,11 +269,12 @@ def test_what_judging_consumed_is_priced_beside_the_conversation(conv_store: Any
 
     j = judging(False)
     # 1,000 input at $3/MTok, 100 output at $15/MTok, 50 cache reads at $0.30/MTok.
-    assert j["stages"]["targets"] == {"calls": 1, "tokens": 1150, "money": "0.004515", "unpriced": 0, "unknown": 0}
+    assert j["stages"]["targets"] == {"calls": 1, "tokens": 1150, "money": "0.004515", "unpriced": 0, "unknown": 0, "at_least": None}
     assert j["total"] == j["stages"]["targets"]
     assert j["conversation"]["tokens"] == 3790716 and j["conversation"]["money"] == "1.675240"
     j = judging(True)  # never taken for zero: the money is not known, the request counted apart
-    assert j["stages"]["targets"] == {"calls": 2, "tokens": 1150, "money": None, "unpriced": 1, "unknown": 1}
+    assert j["stages"]["targets"] == {"calls": 2, "tokens": 1150, "money": None, "unpriced": 1, "unknown": 1,
+                                      "at_least": "0.004515"}  # at least the request priced
 
 
 def test_a_subtasks_own_label_comes_first_and_its_cause_is_kept(conv_store: Any, tmp_path: Path) -> None:
