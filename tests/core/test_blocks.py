@@ -115,5 +115,5 @@ def test_the_table_says_the_active_blocks_rate_and_projection() -> None:
     assert "ACTIVE, 2h 07m in, 2h 53m left" in text and "gap, " in text
     r = burn(bl.blocks[-1], now)
     assert r is not None
-    assert f"active block: {r.tokens_per_minute:,.0f} tokens a minute, $0.3000 an hour (≥ $0.3010)" in text
+    assert f"active block: {r.tokens_per_minute:,.0f} tokens a minute, $0.30 an hour (≥ $0.30)" in text
     assert f"{r.remaining_minutes} min left): {r.projected_tokens:,} tokens" in text
