@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from asz_core.pricing import PriceFileError, Prices, default_price_file, update_snapshot
+from asz_core.pricing import PriceFileError, Prices, default_price_file, package_data, update_snapshot
 from asz_core.records import Usage
 
 M = Decimal(1_000_000)
@@ -175,8 +175,12 @@ def test_prices_update_writes_a_dated_snapshot_once(tmp_path: Path) -> None:
     assert first.changed and Path(first.file.path).name == "genai-prices-2026-01-02.json"
     again = update_snapshot(tmp_path, today=date(2026, 1, 3))
     assert not again.changed and again.file.sha256 == first.file.sha256
-    shipped = default_price_file()
-    assert json.loads(Path(first.file.path).read_text())["providers"] == json.loads(shipped.read_text())["providers"]
+    written = json.loads(Path(first.file.path).read_text())
+    source, providers = package_data()
+    assert written["source"] == source and written["providers"] == json.loads(json.dumps(providers))
+    shipped = json.loads(default_price_file().read_text())
+    if shipped["source"] == source:  # the installed package is the one asz's snapshot was taken from
+        assert written["providers"] == shipped["providers"]
     # an older snapshot with other data is replaced
     old = tmp_path / "genai-prices-2026-01-02.json"
     doc = json.loads(old.read_text())
