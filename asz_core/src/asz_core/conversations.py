@@ -137,9 +137,10 @@ def listing(f: Filter | None = None, *, store: Store | None = None, prices: str 
     many of the most recently active."""
     f = f or Filter()
     st = store or Store.open()
-    conv_rows = [r for r in st.conversations() if r.head is not None]
-    short = shortest_prefixes(st.conversations())
-    sums = {s.conversation: s for s in summaries(prices=prices, store=st)[0]}
+    every = st.conversations()
+    conv_rows = [r for r in every if r.head is not None]
+    short = shortest_prefixes(every)
+    sums = {s.conversation: s for s in summaries(prices=prices, store=st, rows=every)[0]}
     out, untimed = [], 0
     for r in conv_rows:
         s = sums[r.id]
@@ -198,7 +199,8 @@ def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str
     if by is not None and by not in BY_ALL:
         raise AszError(f"--by must be one of {', '.join(BY_ALL)}, not {by!r}")
     st = store or Store.open()
-    sums, file = summaries(prices=prices, store=st)
+    every = st.conversations()
+    sums, file = summaries(prices=prices, store=st, rows=every)
     book = None
     built: dict[str, tuple[Conversation, Ledger]] = {}
 
@@ -234,7 +236,7 @@ def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str
 
     items: list[Summary | Ledger] = [ledger(s) for s in kept] if by in ("talk", "stream") else list(kept)
     out = all_rows(items, by, f.tz, ledger)
-    shorts = shortest_prefixes(st.conversations())
+    shorts = shortest_prefixes(every)
     newest = max((s.last_call for s in sums if s.last_call), key=_instant_key, default=None)
     return AllLedger(tuple(items), file, by, tuple(out), f, untimed, shorts, len(sums), newest)
 

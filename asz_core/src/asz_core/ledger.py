@@ -21,8 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import importlib.util
-import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,7 @@ from decimal import Decimal
 import attrs
 from attrs import define, field, frozen
 
+from .errors import AszError
 from .gcpause import no_gc
 from .pricing import CallPrice, PriceFile, Prices
 from .records import USAGE_TYPES, Usage
@@ -143,18 +143,27 @@ class Tally:
             self.incomplete += 1
 
     def merge(self, o: Tally) -> Tally:
+        if not o.calls:
+            return self  # a tally of no call holds nothing to add (a history's sub-agent and helper sums mostly)
         self.calls += o.calls
         self.money += o.money
-        self.floor_money += o.floor_money
+        if o.floor_money:
+            self.floor_money += o.floor_money
         self.unpriced += o.unpriced
         self.incomplete += o.incomplete
         self.output_floor += o.output_floor
-        for a, b in ((self.tokens, o.tokens), (self.unknown, o.unknown), (self.unpriced_tokens, o.unpriced_tokens),
-                     (self.unpriced_reasons, o.unpriced_reasons)):
-            for k, v in b.items():
-                a[k] = a.get(k, 0) + v
+        a = self.tokens
+        for k, v in o.tokens.items():
+            a[k] = a.get(k, 0) + v
+        # Most calls have every count known and a price: these are 0 but for the few that do not.
+        if o.incomplete or o.output_floor or o.unpriced:
+            for a, b in ((self.unknown, o.unknown), (self.unpriced_tokens, o.unpriced_tokens),
+                         (self.unpriced_reasons, o.unpriced_reasons)):
+                for k, v in b.items():
+                    a[k] = a.get(k, 0) + v
+        parts = self.parts
         for k, v in o.parts.items():
-            self.parts[k] = self.parts.get(k, Decimal(0)) + v
+            parts[k] = parts[k] + v if k in parts else v
         return self
 
     def copy(self) -> Tally:
@@ -636,47 +645,69 @@ def quarter_start(key: str) -> dt.datetime:
 QUARTER = dt.timedelta(minutes=15)
 
 
+DAMAGED = ("a summary kept in ASZ_HOME/cache/ledger is damaged (written by something other than asz); "
+           "remove that folder and asz computes the summaries again")
+
+
 class KeptTallies(Mapping[str, Tally]):
-    """Tallies as the cache keeps them, made into :class:`Tally` the first time any is asked for:
-    most ledgers never look at a summary's quarter hours, and reading them all would cost every
-    ledger the time of the few that do."""
+    """Tallies as the cache keeps them (a JSON text, or its object), made into :class:`Tally` the
+    first time any is asked for: most ledgers never look at a summary's models or quarter hours,
+    and reading them all would cost every ledger the time of the few that do."""
 
     __slots__ = ("_dumps", "_made")
 
-    def __init__(self, dumps: dict[str, Any]) -> None:
+    def __init__(self, dumps: dict[str, Any] | str) -> None:
         self._dumps = dumps
         self._made: dict[str, Tally] | None = None
 
     def _all(self) -> dict[str, Tally]:
         if self._made is None:
-            self._made = {k: _tally_load(v) for k, v in self._dumps.items()}
+            try:
+                self._made = {k: _tally_unkeep(v) for k, v in self._raw().items()}
+            except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError):
+                raise AszError(DAMAGED) from None
         return self._made
+
+    def _raw(self) -> dict[str, Any]:
+        if isinstance(self._dumps, str):
+            try:
+                got = orjson.loads(self._dumps)
+            except ValueError:
+                got = None
+            if not isinstance(got, dict):
+                raise AszError(DAMAGED)
+            self._dumps = got
+        return self._dumps
 
     def __getitem__(self, key: str) -> Tally:
         return self._all()[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._dumps)
+        return iter(self._all())
 
     def __len__(self) -> int:
-        return len(self._dumps)
+        return len(self._all())
 
-    def dumps(self) -> dict[str, Any]:
+    def kept(self) -> dict[str, Any] | str:
+        """What the cache keeps of them, as it was read."""
         return self._dumps
 
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 
 PARALLEL_RECORDS = 20_000
 """Records to assemble past which the ledger's summaries are split with a forked child."""
 
 
-def summaries(*, prices: str | None = None, store: object | None = None, cache: bool = True) -> tuple[list[Summary], PriceFile]:
+def summaries(*, prices: str | None = None, store: object | None = None, cache: bool = True,
+              rows: Sequence[Any] | None = None) -> tuple[list[Summary], PriceFile]:
     """Every collected conversation's summary at its newest round, and the price file. A summary
     kept for the same conversation head, price file and code is read back; the others are built
-    (and kept, when ASZ_HOME can be written)."""
+    (and kept, when ASZ_HOME can be written: :mod:`.summary_keep`). ``rows``: the store's
+    ``conversations()``, when the caller has read them already."""
     from .pricing import default_price_file
     from .store import Store
+    from .summary_keep import Kept
 
     st = store if isinstance(store, Store) else Store.open()
     path = Path(prices) if prices else default_price_file()
@@ -684,14 +715,15 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
         sha = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         sha = ""  # Prices.load says what is wrong with it
-    cache_file = st.path.parent / "cache" / "ledger.json"
-    code = _code_digest()
-    kept = _read_cache(cache_file, code) if cache and sha else {"entries": {}, "prices": {}}
+    kept = Kept(st.path.parent / "cache" / "ledger", _code_digest(), read=bool(cache and sha))
     book: Prices | None = None
-    rows = [row for row in st.conversations() if row.head is not None]
-    keys = [f"{sha}|{row.id}|{row.head.head}" for row in rows]  # type: ignore[union-attr]
-    found = {k: s for k in keys if (got := kept["entries"].get(k)) and (s := _summary_load(got)) is not None}
-    todo = [row for row, k in zip(rows, keys) if k not in found]
+    rows = [row for row in (st.conversations() if rows is None else rows) if row.head is not None]
+    found: dict[str, Summary] = {}
+    for row in rows:
+        got = kept.get(sha, row.id, row.head.head)  # type: ignore[union-attr]
+        if got is not None and (s := _summary_unkeep(got)) is not None:
+            found[row.id] = s
+    todo = [row for row in rows if row.id not in found]
     if todo:
         from .assembly import calls_of
         from .workers import in_two
@@ -701,7 +733,7 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
         def job(row: Any, on: Any = st) -> dict[str, Any]:
             view = calls_of(row.id, row.runtime, row.head, on.records(row.id, row.head.number, lean=True),
                             on.copied_calls(row.id))
-            return _summary_dump(summary_of(view, book))
+            return _summary_keep(summary_of(view, book))
 
         def in_child() -> Callable[[Any], dict[str, Any]]:
             on = st.reader()
@@ -715,21 +747,19 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
             else:
                 dumps = in_two(todo, lambda r: r.head.records, job, in_child)
         for row, d in zip(todo, dumps):
-            key = f"{sha}|{row.id}|{row.head.head}"
-            kept["entries"][key] = d
-            found[key] = _summary_load(d)  # type: ignore[assignment]
-    fresh = bool(todo)
-    out: list[Summary] = [found[k] for k in keys]
-    meta = kept["prices"].get(sha)
+            kept.put(sha, row.id, row.head.head, d)
+            found[row.id] = _summary_unkeep(d)  # type: ignore[assignment]  # what is read back, to the byte
+    out: list[Summary] = [found[row.id] for row in rows]
+    meta = kept.price_meta(sha)
     if book is None and meta is None:
         book = load_prices(prices)
     if book is not None:
         file = book.file
-        kept["prices"][sha] = {"source": file.source, "taken": file.taken}
+        kept.put_price_meta(sha, {"source": file.source, "taken": file.taken})
     else:
         file = PriceFile(str(path), sha, meta.get("source"), meta.get("taken"), path.resolve().parent == default_price_file().parent)
-    if cache and fresh:
-        _write_cache(cache_file, code, kept)
+    if cache and sha:
+        kept.write()
     return out, file
 
 
@@ -751,39 +781,6 @@ def _code_digest() -> str:
     return h.hexdigest()
 
 
-def _read_cache(path: Path, code: str) -> dict[str, Any]:
-    try:
-        data = orjson.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {"entries": {}, "prices": {}}
-    if not isinstance(data, dict) or data.get("code") != code:
-        return {"entries": {}, "prices": {}}
-    return {"entries": data.get("entries") or {}, "prices": data.get("prices") or {}}
-
-
-def _write_cache(path: Path, code: str, kept: dict[str, Any]) -> None:
-    # Written once, atomically: a file of this process's own (O_EXCL: never another's), renamed
-    # over the old one. Not tempfile: importing it is a hundredth of a first ledger's time.
-    tmp = path.parent / f".ledger-{os.getpid()}.tmp"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = orjson.dumps({"code": code, **kept})
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:  # left by a process of the same id that was killed: not anyone's now
-            tmp.unlink()
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except (OSError, TypeError):
-        # a home that cannot be written (or a sum JSON cannot hold): nothing kept, the numbers are the same
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-
-
 def _tally_dump(t: Tally) -> dict[str, Any]:
     return {"calls": t.calls, "tokens": t.tokens, "unknown": t.unknown, "output_floor": t.output_floor,
             "money": str(t.money), "parts": {k: str(v) for k, v in t.parts.items()}, "unpriced": t.unpriced,
@@ -798,6 +795,47 @@ def _tally_load(d: dict[str, Any]) -> Tally:
                  incomplete=d["incomplete"], floor_money=Decimal(d["floor_money"]))
 
 
+# The cache's own form of a tally: what is nothing (most counts of most tallies are 0) left out,
+# so a history's kept summaries are half the bytes to read. Token and unknown counts go back in
+# their fixed order; money is left out only where it is written "0", so it reads back the same.
+_ZERO_TOKENS = dict.fromkeys(TOKEN_KEYS, 0)
+_ZERO_TYPES = dict.fromkeys(USAGE_TYPES, 0)
+_COUNTS = ("output_floor", "unpriced", "incomplete")
+
+
+def _tally_keep(t: Tally) -> dict[str, Any]:
+    d: dict[str, Any] = {"calls": t.calls}
+    for name, counts in (("tokens", t.tokens), ("unknown", t.unknown), ("unpriced_tokens", t.unpriced_tokens)):
+        some = {k: v for k, v in counts.items() if v}
+        if some:
+            d[name] = some
+    for name in _COUNTS:
+        if v := getattr(t, name):
+            d[name] = v
+    for name in ("money", "floor_money"):
+        if (text := str(getattr(t, name))) != "0":
+            d[name] = text
+    if t.parts:
+        d["parts"] = {k: str(v) for k, v in t.parts.items()}
+    if t.unpriced_reasons:
+        d["unpriced_reasons"] = t.unpriced_reasons
+    return d
+
+
+def _tally_unkeep(d: dict[str, Any]) -> Tally:
+    g = d.get
+    tokens, unknown, unpriced = g("tokens"), g("unknown"), g("unpriced_tokens")
+    parts, reasons = g("parts"), g("unpriced_reasons")
+    for x in (tokens, unknown, unpriced, parts, reasons):
+        if x is not None and type(x) is not dict:
+            raise TypeError("a kept tally of another shape")
+    return Tally(int(d["calls"]), {**_ZERO_TOKENS, **tokens} if tokens else dict(_ZERO_TOKENS),
+                 {**_ZERO_TYPES, **unknown} if unknown else dict(_ZERO_TYPES), int(g("output_floor", 0)),
+                 Decimal(g("money", "0")), {k: Decimal(v) for k, v in parts.items()} if parts else {},
+                 int(g("unpriced", 0)), {**_ZERO_TYPES, **unpriced} if unpriced else dict(_ZERO_TYPES),
+                 dict(reasons) if reasons else {}, int(g("incomplete", 0)), Decimal(g("floor_money", "0")))
+
+
 def _summary_dump(s: Summary) -> dict[str, Any]:
     return {"conversation": s.conversation, "runtime": s.runtime, "round": s.round, "head": s.head,
             "total": _tally_dump(s.total), "subagents": _tally_dump(s.subagents), "helpers": _tally_dump(s.helpers),
@@ -805,17 +843,33 @@ def _summary_dump(s: Summary) -> dict[str, Any]:
             "by_day": {k: _tally_dump(v) for k, v in s.by_day.items()}, "copies": s.copies, "replays": s.replays,
             "projects": list(s.projects), "started": s.started, "last": s.last, "first_call": s.first_call,
             "last_call": s.last_call, "talks": s.talks, "streams": s.streams, "first_input": s.first_input,
-            "by_quarter": s.by_quarter.dumps() if isinstance(s.by_quarter, KeptTallies)
-            else {k: _tally_dump(v) for k, v in s.by_quarter.items()}}
+            "by_quarter": {k: _tally_dump(v) for k, v in s.by_quarter.items()}}
 
 
-def _summary_load(d: dict[str, Any]) -> Summary | None:
+def _summary_keep(s: Summary) -> dict[str, Any]:
+    """A summary as the cache keeps it: its tallies in the cache's form, those by model and by
+    quarter hour as JSON texts (read only when a ledger asks for them: :class:`KeptTallies`)."""
+    return {"conversation": s.conversation, "runtime": s.runtime, "round": s.round, "head": s.head,
+            "total": _tally_keep(s.total), "subagents": _tally_keep(s.subagents), "helpers": _tally_keep(s.helpers),
+            "by_model": orjson.dumps({k: _tally_keep(v) for k, v in s.by_model.items()}).decode(),
+            "by_day": {k: _tally_keep(v) for k, v in s.by_day.items()}, "copies": s.copies, "replays": s.replays,
+            "projects": list(s.projects), "started": s.started, "last": s.last, "first_call": s.first_call,
+            "last_call": s.last_call, "talks": s.talks, "streams": s.streams, "first_input": s.first_input,
+            "by_quarter": orjson.dumps({k: _tally_keep(v) for k, v in s.by_quarter.items()}).decode()}
+
+
+def _summary_unkeep(d: Any) -> Summary | None:
     try:
-        return Summary(d["conversation"], d["runtime"], d["round"], d["head"], _tally_load(d["total"]),
-                       _tally_load(d["subagents"]), _tally_load(d["helpers"]),
-                       {k: _tally_load(v) for k, v in d["by_model"].items()},
-                       {k: _tally_load(v) for k, v in d["by_day"].items()}, int(d["copies"]), int(d["replays"]),
+        return Summary(d["conversation"], d["runtime"], d["round"], d["head"], _tally_unkeep(d["total"]),
+                       _tally_unkeep(d["subagents"]), _tally_unkeep(d["helpers"]), KeptTallies(_text(d["by_model"])),
+                       {k: _tally_unkeep(v) for k, v in d["by_day"].items()}, int(d["copies"]), int(d["replays"]),
                        tuple(d["projects"]), d["started"], d["last"], d["first_call"], d["last_call"], d["talks"],
-                       d["streams"], d["first_input"], KeptTallies(dict(d["by_quarter"])))
-    except (KeyError, TypeError, ValueError, ArithmeticError):
+                       d["streams"], d["first_input"], KeptTallies(_text(d["by_quarter"])))
+    except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError):
         return None  # a kept summary of another shape: built again
+
+
+def _text(x: Any) -> str:
+    if type(x) is not str:
+        raise TypeError("kept tallies are not a JSON text")
+    return x

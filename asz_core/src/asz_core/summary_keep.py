@@ -1,0 +1,108 @@
+"""Where the ledger keeps its summaries between runs: ``ASZ_HOME/cache/ledger/``, sixteen files,
+each conversation's summaries in the one the first hex digit of its id's SHA-256 names.
+
+A day's growth changes a conversation or two: only their files are written again (a sixteenth of
+what a history keeps each), the others are read as they are. Each file is written once,
+atomically (a file of this process's own, renamed over the old one), and holds, per price file
+(SHA-256) and conversation, the one head its summary is of: a new round replaces its
+conversation's summary instead of adding one more. What a summary is, and how it is written as
+JSON, is the ledger's (:mod:`.ledger`); here only where it lives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+SHARDS = "0123456789abcdef"
+
+
+def shard_of(conversation: str) -> str:
+    return hashlib.sha256(conversation.encode("utf-8", "surrogatepass")).hexdigest()[0]
+
+
+class Kept:
+    """The summaries kept in ``folder`` by code that hashes to ``code``: read once, changed in
+    memory (:meth:`put`), and the files that changed written back (:meth:`write`)."""
+
+    def __init__(self, folder: Path, code: str, *, read: bool = True) -> None:
+        self.folder, self.code = folder, code
+        self.shards: dict[str, dict[str, Any]] = {}
+        """shard -> {"prices": {sha: meta}, "summaries": {sha: {conversation: [head, dump]}}}."""
+        self.changed: set[str] = set()
+        if read:
+            for s in SHARDS:
+                self.shards[s] = self._read(folder / f"{s}.json")
+
+    def _read(self, path: Path) -> dict[str, Any]:
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, ValueError):
+            data = None
+        if not isinstance(data, dict) or data.get("code") != self.code:
+            return {"prices": {}, "summaries": {}}
+        prices, sums = data.get("prices"), data.get("summaries")
+        return {"prices": prices if isinstance(prices, dict) else {}, "summaries": sums if isinstance(sums, dict) else {}}
+
+    def _shard(self, conversation: str) -> dict[str, Any]:
+        return self.shards.setdefault(shard_of(conversation), {"prices": {}, "summaries": {}})
+
+    def get(self, sha: str, conversation: str, head: str) -> Any:
+        """The dump kept for ``conversation`` at ``head`` priced with ``sha``, or None."""
+        got = self._shard(conversation)["summaries"].get(sha, {}).get(conversation)
+        if isinstance(got, list) and len(got) == 2 and got[0] == head:
+            return got[1]
+        return None
+
+    def put(self, sha: str, conversation: str, head: str, dump: Any) -> None:
+        s = shard_of(conversation)
+        self._shard(conversation)["summaries"].setdefault(sha, {})[conversation] = [head, dump]
+        self.changed.add(s)
+
+    def price_meta(self, sha: str) -> Any:
+        """What was kept of the price file ``sha`` (its source and date), from any file."""
+        return next((sh["prices"][sha] for sh in self.shards.values() if sha in sh["prices"]), None)
+
+    def put_price_meta(self, sha: str, meta: dict[str, Any]) -> None:
+        for s in self.changed:
+            self.shards[s]["prices"][sha] = meta
+
+    def write(self) -> None:
+        """The files that changed, each written whole over a temp file of this process's own. A
+        home that cannot be written keeps nothing, and the numbers are the same."""
+        for s in sorted(self.changed):
+            try:
+                data = orjson.dumps({"code": self.code, **self.shards[s]})
+            except TypeError:  # a sum JSON cannot hold: not kept, computed again next time
+                continue
+            _write_once(self.folder, f"{s}.json", data)
+        self.changed.clear()
+        try:  # the one file earlier versions kept them all in: nothing reads it now
+            (self.folder.parent / "ledger.json").unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _write_once(folder: Path, name: str, data: bytes) -> None:
+    # Not tempfile: importing it is a hundredth of a first ledger's time. O_EXCL: never another
+    # process's temp file; one a killed process of the same id left is not anyone's now.
+    tmp = folder / f".{name}-{os.getpid()}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            tmp.unlink()
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, folder / name)
+    except OSError:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
