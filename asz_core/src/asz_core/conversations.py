@@ -28,7 +28,7 @@ from attrs import frozen
 from . import times
 from .errors import AszError
 from .ledger import NO_TIME, QUARTER, Ledger, Row, Summary, Tally, build, grouped, load_prices, month_of, rows, quarter_start, summaries, summarize
-from .pricing import PriceFile
+from .price_file import PriceFile
 from .short_ids import SHORT_ID, short_ids, shortest_prefixes  # noqa: F401 - here too, where they were
 from .store import Round, Store
 

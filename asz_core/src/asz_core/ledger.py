@@ -33,13 +33,14 @@ from attrs import define, field, frozen
 
 from .errors import AszError
 from .gcpause import no_gc
-from .pricing import CallPrice, PriceFile, Prices
+from .price_file import PriceFile
 from .records import USAGE_TYPES, Usage
 from .textclip import one_line
 from .times import day, instant, utc_text
 
 if TYPE_CHECKING:  # assembly only where calls are counted from a record: the ledger of all reads kept summaries
     from .assembly import Calls, Conversation, Step
+    from .pricing import CallPrice, Prices  # and pricing only where a call is priced
 
 TOKEN_KEYS = (*USAGE_TYPES, "cache_write_5m", "cache_write_1h")
 """Token sums a tally keeps: the four types, and the part of cache writes the runtime split."""
@@ -479,7 +480,7 @@ def for_all(*, prices: Prices | str | None = None, store: object | None = None) 
 
 
 def _prices(prices: Prices | str | None) -> Prices:
-    return prices if isinstance(prices, Prices) else load_prices(prices)
+    return load_prices(prices) if prices is None or isinstance(prices, str) else prices
 
 
 _loaded: dict[str, Prices] = {}
@@ -489,6 +490,8 @@ def load_prices(path: str | None = None) -> Prices:
     """A price file loaded once per process (by path)."""
     key = path or ""
     if key not in _loaded:
+        from .pricing import Prices
+
         _loaded[key] = Prices.load(path)
     return _loaded[key]
 
@@ -705,7 +708,7 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
     kept for the same conversation head, price file and code is read back; the others are built
     (and kept, when ASZ_HOME can be written: :mod:`.summary_keep`). ``rows``: the store's
     ``conversations()``, when the caller has read them already."""
-    from .pricing import default_price_file
+    from .price_file import default_price_file
     from .store import Store
     from .summary_keep import Kept
 

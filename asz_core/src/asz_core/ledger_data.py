@@ -9,7 +9,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Any
 
 from .ledger import Ledger, Row, Summary, Tally, rows, share
-from .pricing import PriceFile, UpdateResult
+from .price_file import PriceFile, UpdateResult
 
 if TYPE_CHECKING:
     from .conversations import AllLedger

@@ -22,7 +22,7 @@ from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those
     _copies, all_json, all_ledger_json, all_sums, blocks_json, counted_elsewhere, ledger_json, prices_json, row_json,
     share_json, subagents_json, tally_json, update_json,
 )
-from .pricing import PriceFile, UpdateResult
+from .price_file import PriceFile, UpdateResult
 from .records import USAGE_TYPES
 from .tables import Col, FitTable, folder, plural, short_paths, when, zone_label
 from .tables import InertText as Text  # every text of a report inert (terminal_text)

@@ -26,13 +26,10 @@ from typing import Any, NamedTuple
 
 from attrs import frozen
 
-from .errors import AszError
 from .model_ids import spellings
+from .price_file import (  # noqa: F401 - here too, where callers took them
+    PRICES_DIR, SNAPSHOT_PREFIX, PriceFile, PriceFileError, UpdateResult, default_price_file, shipped_snapshots)
 from .records import Usage
-
-PRICES_DIR = Path(__file__).resolve().parent / "prices"
-"""Where asz ships its snapshot of the genai-prices data."""
-SNAPSHOT_PREFIX = "genai-prices-"
 
 PARTS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "other")
 """How a call's money is split. ``cache_write_5m`` holds cache writes priced at the provider's
@@ -46,28 +43,6 @@ _PART_OF_UNIT = {
     "cache_write_1h_tokens": "cache_write_1h", "cache_text_write_1h_tokens": "cache_write_1h",
     "output_tokens": "output", "output_text_tokens": "output",
 }
-
-
-class PriceFileError(AszError):
-    """A price file that cannot be read as genai-prices data."""
-
-
-@frozen
-class PriceFile:
-    """The price file a ledger names: where it is and its SHA-256."""
-
-    path: str
-    sha256: str
-    source: str | None
-    """What the data is (``genai-prices 0.2.3``), when the file says."""
-    taken: str | None
-    """The date the snapshot was taken, when the file says."""
-    shipped: bool
-    """True for the snapshot asz ships."""
-
-    @property
-    def name(self) -> str:
-        return Path(self.path).name
 
 
 @frozen
@@ -99,17 +74,6 @@ class CallPrice:
 
 
 # --- price files -------------------------------------------------------------------------------
-
-def shipped_snapshots(folder: Path = PRICES_DIR) -> list[Path]:
-    return sorted(folder.glob(f"{SNAPSHOT_PREFIX}*.json"))
-
-
-def default_price_file() -> Path:
-    found = shipped_snapshots()
-    if not found:
-        raise PriceFileError(f"no price snapshot in {PRICES_DIR}; run `asz prices update`")
-    return found[-1]
-
 
 def _import_genai_prices() -> None:
     """The modules of genai-prices a ledger uses (its types, units and arithmetic), without the
@@ -806,13 +770,6 @@ def _raw(o: Any) -> Any:
     if isinstance(o, (dt.date, dt.time)):
         return o.isoformat()
     return o
-
-
-@frozen
-class UpdateResult:
-    file: PriceFile
-    changed: bool
-    removed: tuple[str, ...]
 
 
 def update_snapshot(folder: Path | None = None, *, today: dt.date | None = None) -> UpdateResult:
