@@ -35,6 +35,8 @@ from .workers import cpus_idle
 RESUME_LOOKAHEAD = 200
 # Records written twice in one file with other content, warned about one by one per file, then counted.
 REWRITES_NAMED = 5
+LOOKUP_BATCH = 256
+"""Entries of a file added at a time (:meth:`_Binder.add_many`): the store asked once for their keys."""
 
 
 @attrs.frozen
@@ -234,15 +236,28 @@ def _take(s: _Step, items: Iterator[Item], store: Store, w: Writer, binder: _Bin
     n.read += 1
     f, st, runtime = s.file, s.st, s.adapter.name
     start, last = s.cursor.offset, s.cursor.line
-    add = binder.add
+    # Entries are added a batch at a time, so that what the store holds of their keys is asked
+    # once per batch (Writer.know), not once per entry; anything else an item says comes after
+    # the entries before it are added, in the order read.
+    batch: list[Prepared] = []
+    adding = False
     try:
         for item in items:
             if len(item) == 13:  # an entry: the usual item, kept short
                 if item[5] > last:
                     last = item[5]
                 n.seen += 1
-                n.published += add(item, runtime)
-            elif item[0] == "p":
+                batch.append(item)  # type: ignore[arg-type]
+                if len(batch) >= LOOKUP_BATCH:
+                    adding = True
+                    n.published += binder.add_many(batch, runtime)
+                    adding = False
+                continue
+            if batch:
+                adding = True
+                n.published += binder.add_many(batch, runtime)
+                adding = False
+            if item[0] == "p":
                 problems.append(as_problem(item))
             elif item[0] == "end":
                 n.published += binder.flush()
@@ -252,12 +267,16 @@ def _take(s: _Step, items: Iterator[Item], store: Store, w: Writer, binder: _Bin
                 problems.append(Problem(str(f), item[1], item[2]))
     except store.Error as exc:  # the store itself failed (disk full, ...): the collect stops, nothing half done
         raise StoreError(f"{store.label}: {exc}") from exc
+        if batch:  # (items that ended without their end: none from read_items)
+            n.published += binder.add_many(batch, runtime)
     except Exception as exc:  # noqa: BLE001 - one bad file never stops a collect
         # What came before is published (a session still undecided starts its own conversation,
         # as at the end of a file: a resume's copies come first). The read position stays where
         # it was, so the next collect reads the file again from there and stores nothing twice.
         for _ in items:
             pass  # the rest of this file's items (from the reader process) are not taken
+        if batch and not adding:  # read before the error, not added yet (one whose adding failed is not tried again)
+            n.published += binder.add_many(batch, runtime)
         n.published += binder.flush()
         problems.append(Problem(str(f), last + 1, f"reading stopped ({error_text(exc)}); what came before is kept, "
                                                   "the rest is read again at the next collect"))
@@ -483,6 +502,33 @@ class _Binder:
         if len(held) < RESUME_LOOKAHEAD:
             return 0
         return self._decide(session)
+
+    def add_many(self, batch: list[Prepared], runtime: str) -> int:
+        """:meth:`add` for each entry of ``batch``, in order, having asked the store once per
+        conversation for the keys it holds of them; ``batch`` is emptied of those added."""
+        keys: dict[str, list[str]] = {}
+        for e in batch:
+            session = e[1]
+            conv = self.bound.get(session)
+            if conv is None and session not in self.held:
+                # (what add asks at the session's first entry, asked first: nothing of this
+                # batch but that session's own entries could bind it)
+                conv = self.w.conversation_of_session(session)
+                if conv is not None:
+                    self.bound[session] = conv
+            if conv is not None:
+                keys.setdefault(conv, []).append(e[0])
+        for conv, ks in keys.items():
+            self.w.know(conv, ks)
+        n = done = 0
+        add = self.add
+        try:
+            for e in batch:
+                n += add(e, runtime)
+                done += 1
+        finally:
+            del batch[:done]
+        return n
 
     def flush(self) -> int:
         # End of a file: a session still undecided is decided on what it holds.

@@ -742,6 +742,32 @@ class Writer:
             rt = self._runtimes[conversation] = row[0] if row else ""
         return rt
 
+    def know(self, conversation: str, keys: list[str]) -> None:
+        """Ask the store at once which of ``keys`` the conversation holds (and their newest
+        version), for the entries about to be added to it: one query for a batch rather than one
+        per entry (a day's growth of a stored conversation asks for every record it adds). What
+        is found, or found missing, is what :meth:`add_prepared` would ask one key at a time."""
+        rnd = self._open.get(conversation) or self._round(conversation)
+        if rnd.number == 1:
+            return  # a new conversation holds nothing yet: nothing to ask
+        known = rnd.known
+        want = [k for k in dict.fromkeys(keys) if k not in known]
+        if not want:
+            return
+        self._index()
+        found: dict[str, tuple[int, bytes]] = {}
+        for i in range(0, len(want), 500):  # SQLite's limit on a statement's parameters
+            part = want[i:i + 500]
+            q = f"SELECT key, version, digest FROM records WHERE key IN ({','.join('?' * len(part))}) AND conversation = ?"
+            for key, version, digest in self.db.execute(q, (*part, conversation)):
+                have = found.get(key)
+                if have is None or version > have[0]:
+                    found[key] = (version, digest)
+        for k in want:
+            have = found.get(k)
+            # (0, b""): not stored; (version, digest) as add_prepared reads it
+            known[k] = (0, b"") if have is None else bytes(have[1]) if have[0] == 1 else (have[0], bytes(have[1]))
+
     def add(self, conversation: str, entry: Entry) -> bool:
         """Append one entry to the conversation's new round. False when it is already stored.
 
