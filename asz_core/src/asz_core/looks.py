@@ -11,7 +11,11 @@ looks into that file only. What a look found is the same either way, so which ad
 file, and in which order, is what looking again would give.
 
 Within one collect a folder is listed once and each file stat'ed once, whichever adapters ask
-(four adapters each walking the same tree cost more than the stats). Outside a collect (an
+(four adapters each walking the same tree cost more than the stats). Across collects a folder's
+listing is kept too (``cache/listings.json``), with the folder's identity: a name added, removed
+or renamed in it changes its mtime and ctime, so while every folder is as it was (one stat each),
+the listing is what listing again would give (a day's growth on 1,850 files: 10 ms of walking
+become 2). Outside a collect (an
 adapter's ``files`` called by a tool or a test) nothing is kept: every look is made.
 """
 
@@ -22,6 +26,7 @@ import hashlib
 import marshal
 import os
 import stat as stat_mod
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -64,6 +69,61 @@ def _walk(root: str) -> Iterator[Walked]:
         yield dirpath, list(dirnames), sorted(filenames)
 
 
+RACY_NS = 2_000_000_000
+"""A folder changed this shortly before it was listed is listed again at the next collect: a
+folder's time is kept coarsely by some file systems (to the second, or to the clock's tick), so
+a name added later in the same tick would leave its time as it was."""
+
+Listed = list[Any]
+"""One folder of a kept listing: [path, its identity (dev, ino, mtime_ns, ctime_ns) or None
+(listed again every time), its folders, its files], in walk order."""
+
+
+def _dir_ident(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _walk_kept(root: str) -> tuple[list[Walked], list[Listed]]:
+    """``_walk(root)``, and what to keep of it: each folder's identity taken before it is listed
+    (a name added meanwhile changes it after: listed again next time), none for a folder too
+    recently changed, one that holds a symbolic link (whether it leads to a folder may change
+    with nothing in this folder changing), or one that could not be listed."""
+    out: list[Walked] = []
+    kept: list[Listed] = []
+    now = None
+    stack = [root]
+    while stack:
+        top = stack.pop()
+        try:
+            st = os.stat(top)
+            entries = list(os.scandir(top))
+        except OSError:
+            if top == root:
+                return [], []  # (os.walk gives nothing for a root it cannot list)
+            kept.append([top, None, [], []])  # (os.walk passes it by) never trusted: listed again
+            continue
+        dirs: list[str] = []
+        files: list[str] = []
+        links: set[str] = set()
+        for e in entries:
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            if e.is_symlink():
+                links.add(e.name)  # a folder it leads to is listed, not walked into (as os.walk)
+            (dirs if is_dir else files).append(e.name)
+        dirs.sort()
+        files.sort()
+        if now is None:
+            now = time.time_ns()
+        trusted = not links and st.st_mtime_ns < now - RACY_NS and st.st_ctime_ns < now - RACY_NS
+        out.append((top, list(dirs), files))
+        kept.append([top, _dir_ident(st) if trusted else None, list(dirs), files])
+        stack.extend(os.path.join(top, d) for d in reversed(dirs) if d not in links)
+    return out, kept
+
+
 class Looks:
     """One collect's stats, listings and kept looks (:func:`looking`)."""
 
@@ -80,6 +140,17 @@ class Looks:
         self.same: dict[str, dict[str, Any]] = {}
         """path -> what was found in it, once its identity was compared in this collect."""
         self.dirty = False
+        self.listings: dict[str, list[Listed]] = {}
+        """root -> its listing as kept (:func:`_walk_kept`): given again while every folder in it
+        has the identity it had."""
+        self.listed = False  # a listing made in this collect, to keep
+        if cache is not None:
+            try:
+                data = orjson.loads(cache.with_name(LISTINGS).read_bytes())
+                if isinstance(data, dict) and data.get("v") == VERSION:
+                    self.listings = dict(data["roots"])
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # none kept, or unreadable: every folder is listed again
         if cache is not None:
             try:
                 data = orjson.loads(cache.read_bytes())
@@ -128,6 +199,15 @@ class Looks:
                 entry[5].pop(kind, None)
             self.dirty = True
 
+    def walk(self, root: str) -> Iterator[Walked]:
+        """``_walk(root)`` as kept, if every folder of it is as it was (one stat each), else walked."""
+        kept = self.listings.get(root)
+        if kept is not None and _still(kept):
+            return iter([(d, list(dirs), list(files)) for d, _, dirs, files in kept])
+        walked, self.listings[root] = _walk_kept(root)
+        self.listed = True
+        return iter(walked)
+
     def kept_iter(self, key: Any, make: Callable[[], Iterator[Any]]) -> Iterator[Any]:
         got = self.shared.get(key)
         if got is None:
@@ -142,23 +222,50 @@ class Looks:
         gone = [k for k in self.kept if k not in self.same and (k.startswith(roots) or k in self.stats)]
         for k in gone:
             del self.kept[k]
-        if self.cache is None or not (self.dirty or gone):
+        if self.cache is None:
             return
-        tmp = self.cache.parent / f".looks-{os.getpid()}.tmp"
+        if self.listed:
+            _write(self.cache.with_name(LISTINGS), {"v": VERSION, "roots": self.listings})
+        if self.dirty or gone:
+            _write(self.cache, {"v": VERSION, "codes": self.codes, "files": self.kept})
+
+
+LISTINGS = "listings.json"
+"""Beside looks.json: the folders' listings, written only when a folder was listed anew (a day's
+growth lists none, and rewrites only looks.json)."""
+
+
+def _still(kept: list[Listed]) -> bool:
+    """Whether every folder of a kept listing has the identity it had: same names in each."""
+    for d, ident, _, _ in kept:
+        if ident is None:
+            return False
         try:
-            self.cache.parent.mkdir(parents=True, exist_ok=True)
-            data = orjson.dumps({"v": VERSION, "codes": self.codes, "files": self.kept})
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()  # left by a killed process of the same id
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, self.cache)
-        except (OSError, TypeError):
-            # a home that cannot be written (or a look JSON cannot hold): nothing kept, the next
-            # collect looks again
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
+            st = os.stat(d)
+        except OSError:
+            return False
+        if _dir_ident(st) != ident:
+            return False
+    return True
+
+
+def _write(path: Path, value: Any) -> None:
+    """``value`` as JSON into ``path``, atomically."""
+    tmp = path.parent / f".{path.stem}-{os.getpid()}.tmp"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = orjson.dumps(value)
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()  # left by a killed process of the same id
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except (OSError, TypeError):
+        # a home that cannot be written (or a look JSON cannot hold): nothing kept, the next
+        # collect looks (or lists) again
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 _codes: dict[str, str] = {}
@@ -221,8 +328,9 @@ def walk(root: str | os.PathLike[str]) -> Iterator[Walked]:
     key = os.fspath(root)
     if _active is None:
         return _walk(key)
-    _active.roots.add(key)
-    return _active.kept_iter(("walk", key), lambda: _walk(key))
+    lk = _active
+    lk.roots.add(key)
+    return lk.kept_iter(("walk", key), lambda: lk.walk(key))
 
 
 def shared(key: Any, make: Callable[[], Iterator[T]]) -> Iterator[T]:
