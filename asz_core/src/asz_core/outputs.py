@@ -45,7 +45,9 @@ def collect(paths: Sequence[Path] | None, runtime: str | None, json: bool,
         from .plain import PlainLine
 
         return result, PlainLine(collect_line(result))
-    return result, collect_table(result, _short_ids())
+    from .short_ids import short_ids_of
+
+    return result, collect_table(result, short_ids_of([x.conversation for x in result.rounds]))
 
 
 def ledger(conversation: str | None, head: str | None, by: str | None, since: str | None, until: str | None,
