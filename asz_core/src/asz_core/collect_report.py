@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .plain import plural
 
 if TYPE_CHECKING:  # rich only for a table or a bar: a collect with nothing new prints a plain line
-    from rich.console import Console, Group
+    from rich.console import Console
 
     from .collect import CollectResult
 
@@ -62,11 +62,10 @@ def late_progress_bar(console: Callable[[], Console], what: str = "collect",
         yield update
 
 
-def collect_table(r: CollectResult, shorts: dict[str, str] | None = None) -> Group:
-    from rich.console import Group
-
-    from .tables import Col, FitTable
-    from .tables import InertText as Text  # every text of a report inert (terminal_text)
+def collect_table(r: CollectResult, shorts: dict[str, str] | None = None) -> Any:
+    from .doc import Col, FitTable
+    from .doc import Line as Text  # every text of a report inert (terminal_text), drawn with or without rich
+    from .doc import Parts as Group
 
     cols = {"conv": Col("conversation"), "round": Col("round"), "records": Col("records", right=True), "head": Col("head")}
     t = FitTable(cols, (("conv", "round", "records", "head"), ("conv", "round", "records")), title="published")

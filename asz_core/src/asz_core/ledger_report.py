@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from rich.console import Group
-
 from .conversations import AllLedger
 from .money import UNKNOWN, bound, figure
 from .money import dollars as money  # the one format, by the name the tables here use
@@ -25,7 +23,8 @@ from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those
 from .price_file import PriceFile, UpdateResult
 from .records import USAGE_TYPES
 from .tables import Col, FitTable, folder, plural, short_paths, when, zone_label
-from .tables import InertText as Text  # every text of a report inert (terminal_text)
+from .doc import Line as Text  # every text of a report inert (terminal_text), drawn with or without rich
+from .doc import Parts as Group
 
 # --- tables ------------------------------------------------------------------------------------
 

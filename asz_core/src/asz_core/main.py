@@ -1,7 +1,8 @@
 """The `asz` command's entry point. The commands a person types every day and the ones programs
 run all the time (``asz collect``, ``asz ledger``, ``asz conversations``, ``asz show``, ``asz runs``,
 as tables or with ``--json``) run here without typer, click and pydantic (about a third of a second
-of imports, more than most of these commands' own work), and rich only for a table. They parse
+of imports, more than most of these commands' own work), and without rich where their tables can
+be drawn plainly (:mod:`.plain_render`; rich only for a table that needs it). They parse
 the same options as asz_core.cli's commands and print what the same functions (``outputs``) give;
 anything else (another command, ``-h``, an option or a value this parser does not take, a mistake
 to explain) goes to the full CLI, which says what is wrong exactly as it always did."""
@@ -84,12 +85,7 @@ def run(command: str, opts: dict[str, Any], args: list[str]) -> int:
 
     json = bool(opts.get("--json"))
     zone, heads = opts.get("--timezone"), opts.get("--head")
-    if json or command == "collect":
-        out = None  # collect makes its console when it has a table or a bar to show (outputs.collect)
-    else:
-        from .tables import console  # the console the full CLI prints with
-
-        out = console()
+    out = None  # a console only when a table needs rich (_emit), or collect's bar (outputs.collect)
     if command == "collect":
         from .collect import STOPPED
 
@@ -125,6 +121,10 @@ def _emit(thing: object, out: Any, json: bool) -> None:
     from .plain import PlainLine, emit
 
     if isinstance(thing, PlainLine) and emit(thing):
+        return
+    from .plain_render import emit as emit_plain
+
+    if not isinstance(thing, PlainLine) and emit_plain(thing):  # the bytes rich would write, without rich
         return
     from .tables import InertText, console
 

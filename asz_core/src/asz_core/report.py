@@ -6,15 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Group
-
 from . import times
 from .ledger import Ledger, Tally
 from .money import figure
 from .ledger_report import BLIND_NOTE, blind, bound_cell, nothing_note, count_cell, money, money_cell, money_pair, tokens_cell, unknown_notes
 from .records import USAGE_TYPES
 from .tables import Col, FitTable, folder, plural, when, zone_label
-from .tables import InertText as Text  # every text of a report inert (terminal_text)
+from .doc import Line as Text  # every text of a report inert (terminal_text), drawn with or without rich
+from .doc import Parts as Group
 from .textclip import one_line
 
 if TYPE_CHECKING:  # for annotations only: a table of one command imports what it uses

@@ -6,13 +6,17 @@ import datetime as dt
 from typing import Any
 
 from attrs import asdict
-from rich.console import Group
-
 from ..money import of_amount
 from ..tables import Col, FitTable, plural, when, zone_label
-from ..tables import InertText as Text  # every text of a report inert (terminal_text)
+from ..doc import Line as Text  # every text of a report inert (terminal_text), drawn with or without rich
+from ..doc import Parts as Group
 from .runs import CONSUMED_KEYS, RunRow
-from .statement_text import score_text
+
+
+def score_text(rounded: str | None) -> str:
+    """A score (close.json's ``rounded``, 4 places) to 2 places, as every table of a run shows
+    it (``asz judge -show``, ``asz runs``); —: nothing to weigh."""
+    return "—" if rounded is None else f"{float(rounded):.2f}"
 
 
 def runs_json(rows: list[RunRow]) -> list[dict[str, Any]]:

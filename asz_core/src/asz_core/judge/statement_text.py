@@ -16,6 +16,7 @@ from ..money import of_amount
 from ..tables import Col, FitTable
 from ..tables import InertText as Text  # every text of a report inert (terminal_text)
 from .outcomes import class_words, not_judged
+from .runs_report import score_text  # noqa: F401 - here too, where the run's tables take it
 from .statement import NOT_JUDGED
 
 CLASS_STYLE = {"contradicted": "bold red", "reverted": "red", "not_achieved": "red", "partial": "yellow",
@@ -56,12 +57,6 @@ def secs(s: float | None) -> str:
 def score(s: dict[str, Any] | None) -> str:
     """A score of close.json (``{"value", "rounded", "unit"}``) as a person reads it."""
     return score_text(s.get("rounded") if s else None)
-
-
-def score_text(rounded: str | None) -> str:
-    """A score (close.json's ``rounded``, 4 places) to 2 places, as every table of a run shows
-    it (``asz judge -show``, ``asz runs``); —: nothing to weigh."""
-    return "—" if rounded is None else f"{float(rounded):.2f}"
 
 
 def frac(v: str | None) -> str:
