@@ -78,7 +78,7 @@ class Line:
         return self.plain
 
     def __rich__(self) -> Any:
-        from .tables import InertText
+        from .rich_text import InertText
 
         t = InertText(style=self.style)
         for text, style in self.parts:
@@ -236,7 +236,7 @@ def _cell(v: Any) -> Any:
     if isinstance(v, Line):
         return v
     if is_rich_text(v):
-        from .tables import inert_text
+        from .rich_text import inert_text
 
         return inert_text(v)
     return Line(v if isinstance(v, str) else str(v))
