@@ -220,7 +220,7 @@ class FitTable:
         return self.notes + (["; ".join(said)] if said else [])
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from rich.text import Text  # a note as a rich Text, as it always was
+        from .rich_text import InertText as Text  # a note as every report text is: inert
 
         lay = self.layout_for(options.max_width)
         need = self.needed(lay)
