@@ -47,8 +47,21 @@ def test_a_label_file_gives_ids_in_order_and_keeps_its_text_and_digest(tmp_path:
     ("goals:\n  - a\n  - " + "x" * 2001 + "\n", "goal P2 'xxxx"),
     ("goals:\n  - Ship it\n  - b\n  - 'ship   IT'\n", "goal P3 'ship   IT' is given twice (it is P1 too)"),
     ("goals:\n  - 12\n", "goal P1 (item 1) is int"),
+    ("goals:\n  - a\n  - true\n", "goal P2 (item 2) is bool"),
+    ("goals:\n  - [a, b]\n", "goal P1 (item 1) is list"),
     ("goals: {a: 1}\n", "must be a list"),
+    ("goals: a\n", "must be a list"),
     ("goals: [a\n", "not YAML"),
+    ("goals:\n  - !!python/object:os.system a\n", "not YAML"),
+    # an item with nothing after its dash is an empty goal, said so (it read as "NoneType, not words")
+    ("goals:\n  - a\n  -\n", "goal P2 (item 2) is empty"),
+    ("goals:\n  - a\n  - ~\n", "goal P2 (item 2) is empty"),
+    # a YAML escape of half a UTF-16 pair: no text (it reached the prompt and failed the regroup with a traceback)
+    ('goals:\n  - a\n  - "x\\ud800"\n', "goal P2 (item 2) holds '\\ud800' at character 2, half of a UTF-16 pair"),
+    ("- a\n- b\n", "a label file holds a goals: list"),  # YAML, but no mapping
+    ("just words\n", "a label file holds a goals: list"),
+    ("", "a label file holds a goals: list"),
+    ("goals: [a]\nmore: 1\n", "only goals: is read; it also holds 'more'"),
 ])
 def test_a_label_file_that_is_not_read_says_the_file_and_the_goal(tmp_path: Path, text: str, says: str) -> None:
     p = _label(tmp_path, text)
@@ -71,6 +84,73 @@ def test_a_label_file_that_is_a_fifo_is_never_waited_on(tmp_path: Path) -> None:
         person_goals.read(p)
     with pytest.raises(LabelFileError, match="no such label file"):
         person_goals.read(tmp_path / "none.yaml")
+
+
+def _huge(p: Path) -> None:
+    with p.open("wb") as f:  # sparse: 4 GiB of nothing, never read
+        f.truncate(4 << 30)
+
+
+def _bad_utf8(p: Path) -> None:
+    p.write_bytes(b"goals:\n  - caf\xe9\n")
+
+
+def _link_to_fifo(p: Path) -> None:
+    os.mkfifo(p.with_name("pipe"))
+    p.symlink_to("pipe")
+
+
+@pytest.mark.parametrize(("make", "says"), [
+    (_huge, "larger than 1,048,576 bytes; a label file is a list of goals"),
+    (_bad_utf8, "not UTF-8 text (line 2: byte 0xe9 at offset 14)"),
+    (lambda p: p.mkdir(), "not a regular file (a folder)"),
+    (_link_to_fifo, "not a regular file (a named pipe)"),
+    (lambda p: p.symlink_to("nowhere.yaml"), "no such label file"),
+    (lambda p: p.symlink_to(p.name), "cannot be read (Too many levels of symbolic links)"),
+])
+def test_a_label_file_that_is_no_text_file_is_refused_naming_it(tmp_path: Path, make: Any, says: str) -> None:
+    p = tmp_path / "goals.yaml"
+    make(p)
+    with pytest.raises(LabelFileError) as e:
+        person_goals.read(p)
+    assert str(e.value) == f"{p}: {says}"
+
+
+def test_a_label_file_reached_through_a_link_is_the_persons_file_read_as_it_is(tmp_path: Path) -> None:
+    """The person's own files (transcripts, sources, asz.yaml) are read through a link to a regular
+    file; only a run's own files are never followed. The path kept is the file the link names."""
+    real = _label(tmp_path, "goals:\n  - a\n", "real.yaml")
+    (tmp_path / "goals.yaml").symlink_to(real.name)
+    got = person_goals.read(tmp_path / "goals.yaml")
+    assert (got.path, [g.text for g in got.goals]) == (str(real), ["a"])
+
+
+def test_asz_says_a_label_file_that_is_not_read_in_one_line(store: Any, tmp_path: Path) -> None:
+    """Through the command line, in a process of its own: one line naming the file and the goal, no
+    traceback, nothing reserved, for each kind of file that is not read."""
+    import subprocess
+    import sys
+
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}], [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    res = _run(store, _script(tmp_path, [ans]))
+    files = {"surrogate.yaml": ('goals:\n  - a\n  - "\\ud800"\n', "goal P2 (item 2) holds '\\ud800'"),
+             "empty.yaml": ("goals:\n  - a\n  -\n", "goal P2 (item 2) is empty"),
+             "long.yaml": ("goals:\n  - " + "é" * 1001 + "\n", "goal P1 'éééé"),
+             "twice.yaml": ("goals:\n  - \"\\e[2J\\u202e\"\n  - \"\\e[2J\\u202e\"\n", "goal P2 '\\x1b[2J\\u202e' is given twice")}
+    for name, (text, _) in files.items():
+        _label(tmp_path, text, name)
+    _huge(tmp_path / "huge.yaml")
+    files["huge.yaml"] = ("", "larger than 1,048,576 bytes")
+    _bad_utf8(tmp_path / "latin1.yaml")
+    files["latin1.yaml"] = ("", "not UTF-8 text")
+    env = {**os.environ, "ASZ_HOME": str(Path(store.path).parent), "COLUMNS": "300"}
+    for name, (_, says) in files.items():
+        got = subprocess.run([sys.executable, "-c", "from asz_core.cli import main; main()", "judge", "regroup", res.path.name,
+                              "--goals", str(tmp_path / name)], capture_output=True, text=True, timeout=120, env=env)
+        assert (got.returncode, got.stdout) == (1, ""), (name, got.stderr)
+        assert got.stderr.startswith(f"error: {tmp_path / name}: ") and says in got.stderr, (name, got.stderr)
+        assert got.stderr.count("\n") == 1 and "Traceback" not in got.stderr and "\x1b" not in got.stderr, (name, got.stderr)
+    assert not (res.path / "regroups").exists()
 
 
 # --- runs of the bundled example ----------------------------------------------------------------------

@@ -80,12 +80,18 @@ def parse(text: str, where: str) -> tuple[PersonGoal, ...]:
     seen: dict[str, str] = {}
     for n, g in enumerate(goals, 1):
         gid = f"P{n}"
+        if g is None:  # an item with nothing after its dash: a goal that is empty
+            raise LabelFileError(f"{where}: goal {gid} (item {n}) is empty")
         if not isinstance(g, str):
             raise LabelFileError(f"{where}: goal {gid} (item {n}) is {type(g).__name__}, not words: write each goal as text")
         t = g.strip()
         if not t:
             raise LabelFileError(f"{where}: goal {gid} (item {n}) is empty")
-        size = len(t.encode("utf-8", "surrogatepass"))
+        try:
+            size = len(t.encode("utf-8"))
+        except UnicodeEncodeError as exc:  # YAML's "\ud800" escape: a half of a pair, which no file or prompt can hold
+            raise LabelFileError(f"{where}: goal {gid} (item {n}) holds {t[exc.start]!r} at character {exc.start + 1}, "
+                                 "half of a UTF-16 pair, which is no text") from None
         if size > GOAL_BYTES:
             raise LabelFileError(f"{where}: goal {gid} {_shown(t)} is {size:,} bytes, longer than {GOAL_BYTES:,}")
         key = _SPACE.sub(" ", t).casefold()
@@ -112,7 +118,8 @@ def read(path: str | Path) -> LabelFile:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LabelFileError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise LabelFileError(f"{p}: not UTF-8 text (line {line}: byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
     goals = parse(text, str(p))
     return LabelFile(str(p.resolve()), hashlib.sha256(raw).hexdigest(), text, goals)
 
