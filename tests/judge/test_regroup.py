@@ -340,6 +340,85 @@ def test_two_regroups_at_once_never_share_a_version(store: Any, tmp_path: Path, 
         assert (g.path / "calls" / "regroup" / "1" / "1" / "prompt.md").is_file()
 
 
+# A regroup in a process of its own, as `asz judge regroup` runs; with BARRIER set, it lists the
+# versions, says so in that folder and waits until as many processes have listed as the folder
+# names, before it reserves one: each of them lists before any reserves.
+_CHILD = """
+import os, sys, time
+from pathlib import Path
+barrier = os.environ.get("BARRIER")
+if barrier:
+    from asz_core.judge import regroup_files
+    listed = regroup_files.versions
+    def stale(run_dir):
+        out = listed(run_dir)
+        b = Path(barrier)
+        (b / f"listed-{os.getpid()}").touch()
+        end = time.monotonic() + 60
+        while len(list(b.glob("listed-*"))) < int(os.environ["PROCESSES"]) and time.monotonic() < end:
+            time.sleep(0.01)
+        return out
+    regroup_files.versions = stale
+from asz_core.cli import main
+main()
+"""
+
+
+def _regroup_process(store: Any, run: Path, label: Path, script: Path, **env: str) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-c", _CHILD, "judge", "regroup", run.name, "--goals", str(label),
+                             "--evaluator", f"scripted:{script}", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "ASZ_HOME": str(Path(store.path).parent), **env})
+
+
+def test_two_regroups_started_at_once_in_processes_of_their_own_never_share_a_version(store: Any, tmp_path: Path) -> None:
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": None}],
+                  [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    script = _script(tmp_path, [ans])
+    res = _run(store, script)
+    label = _label(tmp_path, "goals:\n  - a\n")
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    procs = [_regroup_process(store, res.path, label, script, BARRIER=str(barrier), PROCESSES="3") for _ in range(3)]
+    outs = [p.communicate(timeout=180) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [e for _, e in outs]
+    assert len(list(barrier.glob("listed-*"))) == 3  # each listed the versions before any reserved one
+    made = sorted(json.loads(o)["regroup"] for o, _ in outs)
+    assert made == ["v1", "v2", "v3"]
+    for v in made:  # each kept its own call's files and its own record
+        d = json.loads((res.path / "regroups" / v / "regroup.json").read_text())
+        assert (d["regroup"], d["status"]) == (v, "complete")
+        assert len((res.path / "regroups" / v / "calls" / "regroup" / "1" / "1" / "prompt.md").read_text()) > 0
+
+
+def test_a_regroups_page_follows_that_regroup_though_another_ended_first(store: Any, tmp_path: Path) -> None:
+    """v1's call is slow; v2, started while v1's runs, ends first: v1's page still shows v1, and
+    -show follows the latest that compared anything, v2."""
+    import time
+
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}], [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    fast = _script(tmp_path, [dict(ans)], name="fast.json")
+    slow = _script(tmp_path, [dict(ans, pause=4)], name="slow.json")
+    res = _run(store, fast)
+    label = _label(tmp_path, "goals:\n  - a\n")
+    first = _regroup_process(store, res.path, label, slow)
+    end = time.monotonic() + 60
+    while not (res.path / "regroups" / "v1" / "calls").exists() and time.monotonic() < end:
+        time.sleep(0.05)
+    second = _regroup_process(store, res.path, label, fast)
+    o2, e2 = second.communicate(timeout=120)
+    assert second.returncode == 0 and first.poll() is None, e2  # v2 ended while v1's call still ran
+    o1, e1 = first.communicate(timeout=120)
+    assert first.returncode == 0, e1
+    assert (json.loads(o1)["regroup"], json.loads(o2)["regroup"]) == ("v1", "v2")
+    for v in ("v1", "v2"):
+        html = (res.path / "regroups" / v / "report.html").read_text()
+        assert f'data-regroup="{v}"' in html and 'data-regroup="v' + ("2" if v == "v1" else "1") + '"' not in html, v
+    assert runner.read_run(res.path)["regroup"]["regroup"] == "v2"
+
+
 def test_a_failed_regroup_is_kept_with_what_its_call_consumed_and_show_follows_the_latest_that_compared(
         store: Any, tmp_path: Path) -> None:
     good = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}], [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])

@@ -252,12 +252,13 @@ def make(run_dir: Path, label: LabelFile, *, evaluator: str | None = None, store
                             note=tuple(notes) + check_notes(checks), checks=tuple(checks), placements=placements,
                             worked_on=worked, comparison=comp, outcomes=outs, outcomes_note=onote,
                             **common)  # type: ignore[arg-type]
-        write_once(work / FILE, dumps(f, indent=True) + b"\n")
+        written = dumps(f, indent=True) + b"\n"
+        write_once(work / FILE, written)
         if f.comparison is not None:  # the run's page, following this regroup: its own report.html
             from . import report_html
 
-            try:
-                report_html.write(run_dir, store, v, out=work / "report.html")
+            try:  # this regroup by name: one made at once that ended first is the latest when this page is written
+                report_html.write(run_dir, store, v, out=work / "report.html", regroup=orjson.loads(written))
             except Exception as exc:  # noqa: BLE001 - a view of regroup.json: its failure loses nothing, and is said
                 if progress:
                     progress(f"the regroup's report.html was not written: {type(exc).__name__}: {exc}")

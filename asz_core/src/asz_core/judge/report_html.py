@@ -508,10 +508,11 @@ def _secs(s: float | None) -> str:
 
 # --- the model -------------------------------------------------------------------------------------
 
-def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
+def model(path: Path, store: Any, view: Any = None, regroup: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the page shows: the run as :func:`asz_core.judge.runner.read_run` reads it, the cited steps'
     text, the timeline of talks with the targets they served and the sub-agents they started,
-    and each sub-agent's cost."""
+    and each sub-agent's cost. The person's goals: ``regroup`` (a regroup's own page shows that
+    regroup), else the latest regroup that compared anything."""
     import orjson
 
     from .. import window as windows
@@ -601,13 +602,14 @@ def model(path: Path, store: Any, view: Any = None) -> dict[str, Any]:
     return {"run": d["run"] or {}, "close": d["close"], "steps": steps, "timeline": rows, "subagents": subagents,
             "stages": d["stages"], "path": str(path), "project": conv.project, "spend": spend,
             "stage_findings": found, "target_inputs": target_inputs, "goal_statements": goal_statements,
-            "regroup": latest(path), "targets_stage": list(tg.get("targets", []) or [])}
+            "regroup": regroup if regroup is not None else latest(path), "targets_stage": list(tg.get("targets", []) or [])}
 
 
-def write(path: Path, store: Any, view: Any = None, out: Path | None = None) -> Path:
-    """Write report.html beside close.json (or at ``out``: a regroup's own page), once, atomically."""
+def write(path: Path, store: Any, view: Any = None, out: Path | None = None, regroup: dict[str, Any] | None = None) -> Path:
+    """Write report.html beside close.json (or at ``out``: a regroup's own page, following
+    ``regroup``), once, atomically."""
     from .context import write_once
 
     out = out or path / "report.html"
-    write_once(out, render(model(path, store, view)).encode())
+    write_once(out, render(model(path, store, view, regroup)).encode())
     return out
