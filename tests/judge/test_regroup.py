@@ -247,6 +247,66 @@ def test_the_judges_goals_are_never_shown_to_the_regroup_call(store: Any, tmp_pa
     assert (p1["verdict"], p1["main_target"], p1["main_basis"]) == ("matched", None, "undetermined")
 
 
+def _card_line(prompt: str) -> str:
+    [line] = [x for x in prompt.splitlines() if x.startswith('{"head":')]
+    return line
+
+
+def _inputs_part(prompt: str) -> str:
+    return prompt.split("The inputs from outside the agent", 1)[1].split("The card", 1)[0]
+
+
+def test_the_regroup_call_reads_the_conversation_as_its_run_did(store: Any, tmp_path: Path) -> None:
+    """A run at an earlier head, regrouped after the conversation grew, and a run of a window: the
+    card the call is given (head, window, counts, cost at the run's prices) is the card the run's
+    targets stage was given, the inputs are the window's, and the navigation shows nothing past
+    the run's head."""
+    import shutil
+
+    from asz_core.collect import collect
+
+    session = ROOT / "examples" / "claude-code" / "-home-dev-projects-invoicer"
+    main = "5e1f0c2a-7b3d-4c8e-9a61-0d2f4b8c9e13"
+    src = tmp_path / "src" / session.name
+    src.mkdir(parents=True)
+    lines = (session / f"{main}.jsonl").read_text().splitlines(keepends=True)
+    (src / f"{main}.jsonl").write_text("".join(lines[:19]))  # up to the end of k1: i2 not yet written
+    collect([src.parent], store)
+    one = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}],
+                  [{"goal": "P1", "worked_on": True, "cites": ["i1"]}, {"goal": "P2", "worked_on": False}])
+    one["requests"] = [{"reads": [{"tool": "talk", "args": {"id": "k2"}}, {"tool": "card"}], "usage": None}]
+    early = runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{_script(tmp_path, [one])}"), store=store)
+    (src / f"{main}.jsonl").write_text("".join(lines))
+    shutil.copytree(session / main, src / main)
+    collect([src.parent], store)
+    # the later run priced by its own price file: one that knows no Opus model (its calls unpriced)
+    from asz_core.pricing import default_price_file
+
+    prices = tmp_path / "prices.json"
+    prices.write_bytes(default_price_file().read_bytes().replace(b"opus", b"opxs"))
+    late = runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{_script(tmp_path, [one], name='late.json')}",
+                                            window="k2..k2", prices=str(prices)), store=store)
+    heads = [json.loads((r.path / "run.json").read_text())["head"] for r in (early, late)]
+    assert heads == ["r1", "r2"]
+    label = person_goals.read(_label(tmp_path, "goals:\n  - a\n  - b\n"))
+    for res, ids, not_ids in ((early, ["i1"], ["i2", "i3"]), (late, ["i2", "i3"], ["i1"])):
+        got = regroup.make(res.path, label, store=store)
+        prompt = (got.path / "calls" / "regroup" / "1" / "1" / "prompt.md").read_text()
+        judged = (res.path / "calls" / "targets" / "1" / "1" / "prompt.md").read_text()
+        assert _card_line(prompt) == _card_line(judged)
+        cost = json.loads(_card_line(prompt))["cost"]
+        assert (cost["unpriced_calls"] > 0, cost["prices"]) == ((True, "prices.json") if res is late else
+                                                              (False, default_price_file().name)), cost
+        inputs = _inputs_part(prompt)
+        assert all(f'"input":"{i}"' in inputs for i in ids) and not any(f'"input":"{i}"' in inputs for i in not_ids), inputs
+        d = json.loads((got.path / "regroup.json").read_text())
+        assert (d["head"], d["window"]) == ((json.loads((res.path / "run.json").read_text())["head"]),
+                                            "all" if res is early else "k2..k2")
+    log = [json.loads(x) for x in (early.path / "regroups" / "v1" / "calls" / "regroup" / "1" / "1" / "reads.jsonl")
+           .read_text().splitlines()]
+    assert [(e["tool"], e["status"]) for e in log] == [("talk", "error"), ("card", "ok")]  # k2 is past the run's head
+
+
 def test_every_placement_and_worked_on_is_checked(store: Any, tmp_path: Path) -> None:
     ans = _answer([{"target": "t1", "goal": "P9", "cites": ["i1"]}, {"target": "t2", "goal": "P2", "cites": ["s26", "k2"]},
                    {"target": "t7", "goal": "P1", "cites": ["i1"]}],
