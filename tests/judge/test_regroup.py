@@ -229,9 +229,13 @@ def test_the_judges_goals_are_never_shown_to_the_regroup_call(store: Any, tmp_pa
     res = _run(store, _script(tmp_path, [ans]))
     got = regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - money right\n")), store=store)
     prompt = (got.path / "calls" / "regroup" / "1" / "1" / "prompt.md").read_text()
+    import re
+
     judge_goal = json.loads((res.path / "stages" / "targets.json").read_text())["goals"][0]
-    statement = judge_goal["evolution"][-1]["statement"]
-    assert statement not in prompt and '"goal": "g1"' not in prompt and "money right" in prompt
+    assert judge_goal["id"] == "g1" and "money right" in prompt
+    assert not any(e["statement"] in prompt for e in judge_goal["evolution"])
+    # (the shared prompt names `g1` as the form of a goal's id: the judge's g1 would be a JSON value)
+    assert '"g1"' not in prompt and not re.search(r'"goal"\s*:\s*"g', prompt)
     # what its navigation serves: the targets with no goal
     from asz_core import window
     from asz_core.navigation import Navigator
@@ -245,6 +249,56 @@ def test_the_judges_goals_are_never_shown_to_the_regroup_call(store: Any, tmp_pa
     # both targets in P1, the judge's g1 holds exactly them: matched; its main target undetermined as g1's is
     [p1] = d["comparison"]["goals"]
     assert (p1["verdict"], p1["main_target"], p1["main_basis"]) == ("matched", None, "undetermined")
+
+
+def test_no_tool_the_regroup_call_reads_through_shows_the_judges_goals(store: Any, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every answer the navigation gave during the call, of every tool (each talk, step, target
+    and sub-task, the lists, a search for the goal's words), holds none of the judge's goals: no
+    goal id, no statement of its evolution, no input's relation, no main target."""
+    import re
+
+    from asz_core import navigation
+
+    steps = [{"tool": "step", "args": {"id": f"s{n}"}} for n in range(1, 32)]
+    reads = [{"tool": "card"}, {"tool": "talks"}, {"tool": "talk", "args": {"id": "k1"}}, {"tool": "talk", "args": {"id": "k2"}},
+             {"tool": "targets"}, {"tool": "targets", "args": {"id": "t1"}}, {"tool": "targets", "args": {"id": "t2"}},
+             {"tool": "subtasks"}, {"tool": "subtasks", "args": {"item": "a1"}}, {"tool": "operations"}, {"tool": "sources"},
+             {"tool": "search", "args": {"query": "right to the cent"}}, {"tool": "search", "args": {"query": "goal"}}, *steps]
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": "P1", "cites": ["i2"]}],
+                  [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    ans["requests"] = [{"reads": reads, "usage": None}]
+    res = _run(store, _script(tmp_path, [ans]))
+    judge = json.loads((res.path / "stages" / "targets.json").read_text())
+    [g1] = judge["goals"]
+    words = [e["statement"] for e in g1["evolution"]]
+    assert g1["id"] == "g1" and len(words) == 3
+    seen: list[tuple[str, str]] = []
+    call = navigation.Navigator.call
+
+    def recorded(self: Any, tool: str, args: Any = None) -> str:
+        out = call(self, tool, args)
+        seen.append((tool, out))
+        return out
+
+    monkeypatch.setattr(navigation.Navigator, "call", recorded)
+    got = regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - money right\n")), store=store)
+    assert got.file.status == "complete"
+    asked = [r["tool"] for r in reads]
+    assert [t for t, _ in seen][-len(asked):] == asked  # what the call read (the prompt's card and inputs before it)
+    log = [json.loads(x) for x in (got.path / "calls" / "regroup" / "1" / "1" / "reads.jsonl").read_text().splitlines()]
+    assert [e["status"] for e in log] == ["ok"] * len(asked), [e for e in log if e["status"] != "ok"]
+    for tool, out in seen:
+        text = out.replace('\\"', '"')
+        assert not re.search(r"\bg1\b", text), (tool, text[:3000])
+        assert not any(w in text for w in words), (tool, text[:3000])
+        assert not re.search(r'"(main_target|main_basis|main_cited|evolution|relations)"\s*:', text), (tool, text[:3000])
+        assert not re.search(r'"goal"\s*:\s*"', text), (tool, text[:3000])
+    # the same reads through the run's own navigation show them: the test would see them
+    from asz_core import window
+
+    theirs = navigation.Navigator(window.build(store, "5e1f0c2a"), store, run_dir=res.path)
+    assert re.search(r"\bg1\b", call(theirs, "targets", {"id": "t1"}))
 
 
 def _card_line(prompt: str) -> str:
