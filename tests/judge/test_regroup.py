@@ -249,6 +249,10 @@ def test_the_judges_goals_are_never_shown_to_the_regroup_call(store: Any, tmp_pa
     # both targets in P1, the judge's g1 holds exactly them: matched; its main target undetermined as g1's is
     [p1] = d["comparison"]["goals"]
     assert (p1["verdict"], p1["main_target"], p1["main_basis"]) == ("matched", None, "undetermined")
+    # P1 holds what the judge's g1 holds: its outcome is g1's as the close gave it, by the same function
+    [g1] = json.loads((res.path / "close.json").read_text())["statement"]["goals"]
+    [o1] = d["outcomes"]
+    assert (o1["id"], g1["id"]) == ("P1", "g1") and {**o1, "id": None} == {**g1, "id": None}
 
 
 def test_no_tool_the_regroup_call_reads_through_shows_the_judges_goals(store: Any, tmp_path: Path,
@@ -567,6 +571,28 @@ def test_a_failed_regroup_is_kept_with_what_its_call_consumed_and_show_follows_t
     assert 'data-regroup="v1"' in html and 'data-person-goal="P1"' in html and 'data-placement="t1"' in html
 
 
+def test_show_follows_the_latest_regroup_that_compared_anything_by_its_number(store: Any, tmp_path: Path) -> None:
+    """v1 compared; v2..v8 stopped before their regroup.json; v9 and v10 compared; v11 failed:
+    -show and a new page follow v10 (v10 sorts before v9 as text)."""
+    good = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}], [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    res = _run(store, _script(tmp_path, [good]))
+    label = person_goals.read(_label(tmp_path, "goals:\n  - a\n"))
+    assert regroup.make(res.path, label, store=store).path.name == "v1"
+    for n in range(2, 9):
+        (res.path / "regroups" / f"v{n}").mkdir()
+    for name in ("v²", "v١١", "v011", "vx", "v" + "9" * 200):  # no version: never read as one (v² was a ValueError)
+        (res.path / "regroups" / name).mkdir()
+    assert [regroup.make(res.path, label, store=store).path.name for _ in range(2)] == ["v9", "v10"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"calls": [{"stage": "regroup", "call": 1, "raw": "no JSON here", "requests": []}]}))
+    assert regroup.make(res.path, label, store=store, evaluator=f"scripted:{bad}").file.status == "failed"
+    assert runner.read_run(res.path)["regroup"]["regroup"] == "v10"
+    from asz_core.judge import report_html
+
+    page = report_html.write(res.path, store, out=tmp_path / "page.html")
+    assert 'data-regroup="v10"' in page.read_text()
+
+
 def test_goals_given_with_a_run_are_applied_once_it_closes_and_never_shown_to_its_stages(store: Any, tmp_path: Path) -> None:
     ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": "P2", "cites": ["i2"]}],
                   [{"goal": "P1", "worked_on": True, "cites": ["i1"]}, {"goal": "P2", "worked_on": True, "cites": ["i2"]},
@@ -653,6 +679,45 @@ def test_a_goals_main_target_is_the_judges_when_a_goal_of_the_judge_holds_the_sa
     # P1 holds t1 and t2, g1 holds t3 besides: g1's main target was cited for three targets, not for P1's two
     assert [(g["goal"], g["verdict"], g["main_target"], g["main_basis"]) for g in d3["comparison"]["goals"]] == [
         ("P1", "merged", None, "undetermined"), ("P2", "merged", "t3", "only_member")]
+
+
+def test_a_target_the_judge_put_in_no_goal_stands_alone_and_a_goals_only_member_still_wanted_is_main(
+        store: Any, tmp_path: Path) -> None:
+    def t2_alone_t1_cancelled(a: dict[str, Any]) -> dict[str, Any]:
+        a = json.loads(json.dumps(a))
+        for i in a["inputs"][1:]:  # i2 and i3 relate to no goal: the audit question t2 is in none
+            i["relations"] = [{"relation": "unclear"}]
+        a["inputs"][2]["actions"].append({"target": "new:rounding", "action": "cancel"})
+        a["targets"][0]["state"] = "cancelled"
+        return a
+
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": "P1", "cites": ["i2"]}],
+                  [{"goal": "P1", "worked_on": True, "cites": ["i1"]}, {"goal": "P2", "worked_on": True, "cites": ["i3"]}])
+    res = _run(store, _script(tmp_path, [ans], targets=t2_alone_t1_cancelled))
+    ts = json.loads((res.path / "stages" / "targets.json").read_text())
+    assert [(t["id"], t["goal"], t["state"]) for t in ts["targets"]] == [("t1", "g1", "cancelled"), ("t2", None, "open")]
+    d = regroup.as_json(regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - a\n  - b\n")), store=store).file)
+    assert d["comparison"]["alone"] == ["t2"]
+    p1, p2 = d["comparison"]["goals"]
+    # P1's targets lie in g1 and in t2's own group; of them only t2 is still wanted: its main target
+    assert (p1["verdict"], p1["judge_groups"], p1["main_target"], p1["main_basis"]) == (
+        "split", ["g1", "alone t2"], "t2", "only_member")
+    assert (p2["verdict"], p2["targets"], p2["main_basis"]) == ("missed", [], "no_target")  # worked on, no target serves it
+    st = json.loads((res.path / "close.json").read_text())["statement"]
+    t2 = next(t for t in st["targets"] if t["id"] == "t2")
+    o1 = d["outcomes"][0]
+    # the outcome's mean is over the targets still wanted: t2's alone
+    assert (o1["main_target"], o1["main_final_score"], o1["mean_final_score"]) == ("t2", t2["outcome"]["final_score"],
+                                                                                   t2["outcome"]["final_score"])
+    from io import StringIO
+
+    from rich.console import Console
+
+    from asz_core.judge.report import run_text
+
+    buf = StringIO()
+    Console(file=buf, width=200).print(run_text(runner.read_run(res.path)))
+    assert "none (alone)" in buf.getvalue() and "in no goal of the judge (each stands alone): t2" in buf.getvalue()
 
 
 def test_a_goal_whose_targets_lie_in_several_of_the_judges_goals_is_split(store: Any, tmp_path: Path) -> None:

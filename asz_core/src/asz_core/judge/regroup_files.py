@@ -4,6 +4,7 @@ work directory, and the regroups of a run read back (docs/regroup.md). Below :mo
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -74,12 +75,17 @@ def reserve(run_dir: Path) -> Path:
             n += 1
 
 
+_NAME = re.compile(r"v[1-9][0-9]{0,17}")
+"""A version's folder as :func:`reserve` names it (ASCII digits: ``str.isdigit`` also takes ``²``,
+which ``int`` refuses, and ``١``, which it reads as 1)."""
+
+
 def versions(run_dir: Path) -> list[Path]:
-    """The regroup directories of a run, oldest first."""
+    """The regroup directories of a run, oldest first (anything else in ``regroups/`` is no regroup)."""
     base = run_dir / "regroups"
     if not base.is_dir():
         return []
-    return sorted((p for p in base.iterdir() if p.name[:1] == "v" and p.name[1:].isdigit()), key=lambda p: int(p.name[1:]))
+    return sorted((p for p in base.iterdir() if _NAME.fullmatch(p.name)), key=lambda p: int(p.name[1:]))
 
 
 def read(d: Path) -> tuple[dict[str, Any] | None, str | None]:
