@@ -394,12 +394,13 @@ def test_an_input_the_targets_stage_found_was_not_the_persons_shows_nothing(stor
                           "relations": [{"relation": "not_from_person"}]}
         return a
 
+    # i4 (s27) is the task the agent gave its sub-agent: an input, never the person's
     ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i3"]}, {"target": "t2", "goal": "P1", "cites": ["i2"]}],
-                  [{"goal": "P1", "worked_on": True, "cites": ["i3"]}])
+                  [{"goal": "P1", "worked_on": True, "cites": ["i3"]}, {"goal": "P2", "worked_on": True, "cites": ["i4", "s27"]}])
     res = _run(store, _script(tmp_path, [ans], targets=i3_not_person))
-    d = regroup.as_json(regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - a\n")), store=store).file)
+    d = regroup.as_json(regroup.make(res.path, person_goals.read(_label(tmp_path, "goals:\n  - a\n  - b\n")), store=store).file)
     assert [(p["target"], p["placed"]) for p in d["placements"]] == [("t1", "unknown"), ("t2", "goal")]
-    assert d["worked_on"][0]["value"] == "unknown"
+    assert [w["value"] for w in d["worked_on"]] == ["unknown", "unknown"]
 
 
 def test_a_run_with_no_target_is_regrouped_and_a_goal_worked_on_is_missed(store: Any, tmp_path: Path) -> None:
