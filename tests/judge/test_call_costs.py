@@ -140,6 +140,14 @@ def test_a_run_closed_without_it_is_refused_by_compare_saying_what_to_do(store: 
     (a / "run.json").write_text(json.dumps({**meta, "head": "latest"}))
     with pytest.raises(AszError, match=r"run.json: its head 'latest' is no round \(r1, r2, ...\)"):
         compare.compare([a, b])  # which run is the earlier one would be a guess
+    # 'r²' passed isdigit() and int() refused it; 5,000 digits passed both and int() refused them: tracebacks
+    for head in ("r²", "r" + "9" * 5000):
+        (a / "run.json").unlink()
+        (a / "run.json").write_text(json.dumps({**meta, "head": head}))
+        with pytest.raises(AszError, match=r"run.json: its head '.{1,40}' is no round \(r1, r2, ...\)"):
+            compare.compare([a, b])
+        r = asz(asz_home, "compare", a.name, b.name, columns=1000)
+        assert r.returncode == 1 and r.stderr.count("\n") == 1 and "is no round" in r.stderr, r.stderr
     (a / "close.json").rename(a / "closed.json")
     with pytest.raises(AszError, match="has not closed"):
         runner.write_call_costs(a, store)
@@ -151,20 +159,43 @@ CALLS_BREAKS = COMMON | {
                         "is not a call-costs.json (required field missing @ $.judged)"),
     "another run's file": (_edit(lambda d: {**d, "run": "20990101T000000Z-beef"}),
                            "is of another run (run 20990101T000000Z-beef; this run is "),
+    # the run's id, another head's or window's calls: weighed by calls the run never judged
+    "another head's file": (_edit(lambda d: {**d, "head": "r2"}), "is of another head than its run.json (head 'r2', not 'r1')"),
+    "another window's file": (_edit(lambda d: {**d, "window": "k1..k1", "head_digest": "0" * 64}),
+                              "is of another head digest and window than its run.json (head_digest '" + "0" * 64),
+    # numbers no close writes: read whole, 1e999999999 made a Fraction of a billion digits (compare never
+    # ended), NaN and Infinity a ValueError traceback, a share of 1/0 a ZeroDivisionError
+    "money of a billion digits": (_edit(lambda d: _call(d, "money", "1e999999999")),
+                                  "is not a call-costs.json (invalid value for type, expected decimal.Decimal | None @ $.calls[0].money)"),
+    "money NaN": (_edit(lambda d: _call(d, "money", "NaN")), "is not a call-costs.json (invalid value for type, expected decimal.Decimal | None @ $.calls[0].money)"),
+    "a bound Infinity": (_edit(lambda d: _call(d, "at_least", "-Infinity")), "is not a call-costs.json (invalid value for type, expected decimal.Decimal | None @ $.calls[0].at_least)"),
+    "a share of a billion digits": (_edit(lambda d: _call(d, "to", [{"target": "t1", "share": "1e99999999"}])),
+                                    "is not a call-costs.json (invalid value for type, expected Fraction @ $.calls[0].to[0].share)"),
+    "a share 1/0": (_edit(lambda d: _call(d, "to", [{"target": "t1", "share": "1/0"}])), "is not a call-costs.json (invalid value for type, expected Fraction @ $.calls[0].to[0].share)"),
+    "a share over 1": (_edit(lambda d: _call(d, "to", [{"target": "t1", "share": "3/2"}])),
+                       "is not a call-costs.json (a share outside (0, 1] @ $.calls[0].to[0].share)"),
+    "a count below zero": (_edit(lambda d: _call(d, "cache_read", -11840)),
+                           "is not a call-costs.json (below zero @ $.calls[0].cache_read)"),
+    "money below zero": (_edit(lambda d: _call(d, "money", "-0.5")), "is not a call-costs.json (below zero @ $.calls[0].money)"),
 }
+
+
+def _call(d: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """The file with its first call's ``key`` set to ``value``."""
+    return {**d, "calls": [{**d["calls"][0], key: value}, *d["calls"][1:]]}
 
 
 def test_a_call_costs_file_that_does_not_read_is_refused_naming_it(store: Any) -> None:
     import signal
 
     a, b = _judge(store, EXAMPLE), _judge(store, SECOND)
-    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(AssertionError("waited on a FIFO")))
-    signal.alarm(20)
+    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(AssertionError("waited (on a FIFO, or a number's digits)")))
+    signal.alarm(40)
     try:
         seen = set()
         for how, copy, words in _broken_copies(b, "call-costs.json", CALLS_BREAKS):
             with pytest.raises(RunFileError) as e:
-                compare.compare([a, copy])
+                compare.compare([copy, a])  # the broken run's calls are the ones weighed (same head: the first's)
             said = str(e.value)
             assert said.startswith(f"{copy}{os.sep}call-costs.json ") and words in said and "\n" not in said, (how, said)
             seen.add(how)

@@ -125,6 +125,55 @@ def test_two_scripts_of_the_example_agree_as_worked_out_by_hand(example: Any, mo
     assert ra["consumed"]["input"] != rb["consumed"]["input"]
 
 
+def test_compare_opens_nothing_but_the_runs_own_files(example: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file compare opens, listed by the interpreter's audit hook while it runs: the runs'
+    files, moved out of ASZ_HOME, and the code it imports; no store (opening one raises, and
+    ASZ_HOME is a folder that is not there), no price file, no kit, no database connected."""
+    import os
+    import sys
+
+    a, b = _judge(example, EXAMPLE), _judge(example, SECOND)
+    want = compare.compare([a, b])
+    runs = tmp_path / "elsewhere"
+    moved = [Path(shutil.copytree(r, runs / r.name, symlinks=True)) for r in (a, b)]
+    _store_gone(example, monkeypatch)
+    monkeypatch.setenv("ASZ_HOME", str(tmp_path / "no-home"))
+    names = {p.name for r in moved for p in r.rglob("*")}
+    code = [str(Path(p).resolve()) for p in {sys.prefix, sys.base_prefix, *sys.path} if p]
+    seen: list[tuple[str, Any]] = []
+    watching = [True]
+
+    def hook(event: str, args: Any) -> None:
+        if watching[0] and event in ("open", "os.listdir", "os.scandir", "sqlite3.connect", "sqlite3.connect/handle"):
+            seen.append((event, args[0] if args else None))
+
+    sys.addaudithook(hook)  # never removed: it stops watching when the comparison ends
+    try:
+        got = compare.compare(moved)
+    finally:
+        watching[0] = False
+    assert [r["run"] for r in got["runs"]] == [r["run"] for r in want["runs"]]
+    assert got["pairs"] == want["pairs"]
+    assert not [e for e, _ in seen if e.startswith("sqlite3")]
+    outside = []
+    for event, what in seen:
+        if isinstance(what, int):
+            continue  # a descriptor already open: read_below's folder, walked from a run's own
+        p = os.fsdecode(what)
+        if not os.path.isabs(p):  # a name below a folder read_below opened: one of the runs' own
+            if p not in names:
+                outside.append((event, p))
+            continue
+        real = str(Path(p).resolve())
+        if any(real == str(r) or real.startswith(f"{r}{os.sep}") for r in moved):
+            continue
+        if real.endswith((".py", ".pyc", ".so")) or os.path.isdir(real) and any(real.startswith(c) for c in code):
+            continue  # the code compare imports as it runs
+        outside.append((event, p))
+    assert outside == [], outside
+    assert any(os.fsdecode(w).endswith("call-costs.json") for _, w in seen if not isinstance(w, int))
+
+
 def test_runs_at_two_heads_are_compared_over_the_talks_both_judged_from_their_files_alone(
         store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from .test_show import asz

@@ -766,6 +766,38 @@ def test_a_run_that_has_not_closed_or_names_no_evaluator_is_not_regrouped(store:
     assert not (res.path / "regroups").exists()  # nothing reserved before the evaluator is known to work
 
 
+def test_a_run_whose_close_json_holds_what_no_close_writes_is_refused_or_read_safely(store: Any, tmp_path: Path) -> None:
+    """A final score of a billion digits stops the regroup before it reserves a version (the goals'
+    outcomes read it as a fraction: it never ended); a finding id 'f²' (isdigit(), not int()) is
+    ordered last, never a ValueError."""
+    from asz_core.judge.run_files import RunFileError
+
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": "P1", "cites": ["i2"]}],
+                  [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    res = _run(store, _script(tmp_path, [ans]))
+    label = person_goals.read(_label(tmp_path, "goals:\n  - a\n"))
+    close = res.path / "close.json"
+    kept = json.loads(close.read_text())
+
+    def rewrite(d: dict[str, Any]) -> None:
+        close.unlink()
+        close.write_text(json.dumps(d))
+
+    d = json.loads(json.dumps(kept))
+    d["statement"]["targets"][0]["outcome"]["final_score"] = "1e99999999"
+    rewrite(d)
+    with pytest.raises(RunFileError, match=r"close.json is not a close.json \(a score that is no fraction from 0 to 1 @ "
+                                           r"\$.statement.targets\[0\].outcome.final_score\)"):
+        regroup.make(res.path, label, store=store)
+    assert not (res.path / "regroups").exists()
+    d = json.loads(json.dumps(kept))
+    assert d["statement"]["targets"][0]["findings"] == ["f1"]  # the example's t1's
+    d["statement"]["targets"][0]["findings"] = ["f²", "f1"]
+    rewrite(d)
+    got = regroup.as_json(regroup.make(res.path, label, store=store).file)
+    assert got["outcomes"][0]["first_finding"] == "f1"
+
+
 def test_a_run_judged_against_a_source_is_regrouped_with_its_navigation_serving_the_source(store: Any, tmp_path: Path) -> None:
     """The regroup's call reads the conversation as the run did: the sources the run saved too."""
     from asz_core import window

@@ -67,7 +67,14 @@ def _without(key: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return lambda d: {k: v for k, v in d.items() if k != key}
 
 
+def _huge(p: Path) -> None:
+    from asz_core.judge.stage_files import RUN_FILE_BYTES
+
+    os.truncate(p, RUN_FILE_BYTES + 1)  # its JSON, then nothing (sparse): refused by its size, never read
+
+
 COMMON: dict[str, tuple[Callable[[Path], None], str]] = {
+    "huge": (_huge, "is larger than 268,435,456 bytes (268,435,457)"),
     "truncated": (_truncate, "is not JSON (unexpected end of data"),
     "a folder": (_folder, "is not a regular file (a folder)"),
     "a FIFO": (_fifo, "is not a regular file (a named pipe)"),
@@ -80,7 +87,20 @@ RUN_BREAKS = COMMON | {
     "a record of the wrong type": (_edit(lambda d: {**d, "prices": "x"}), "is not a run.json ("),
     "a field missing": (_edit(_without("conversation")), "is not a run.json (required field missing @ $.conversation)"),
 }
+def _score(value: str) -> Callable[[Path], None]:
+    def brk(p: Path) -> None:
+        d = json.loads(p.read_text())
+        d["statement"]["targets"][0]["outcome"]["final_score"] = value
+        p.write_text(json.dumps(d))
+    return brk
+
+
 CLOSE_BREAKS = COMMON | {
+    # a final score is read as a fraction (a regroup's goals' outcomes): 1e99999999 never ended
+    "a score of a billion digits": (_score("1e99999999"),
+                                    "is not a close.json (a score that is no fraction from 0 to 1 @ $.statement.targets[0].outcome.final_score)"),
+    "a score over 1": (_score("3/2"), "is not a close.json (a score that is no fraction from 0 to 1 @ $.statement.targets[0].outcome.final_score)"),
+    "a score 1/0": (_score("1/0"), "is not a close.json (a score that is no fraction from 0 to 1 @ $.statement.targets[0].outcome.final_score)"),
     "a field of the wrong type": (_edit(lambda d: {**d, "consumed": "many"}), "is not a close.json ("),
     "a field missing": (_edit(_without("stages")), "is not a close.json (required field missing @ $.stages)"),
     "another run's file": (_edit(lambda d: {**d, "run": "20990101T000000Z-beef"}),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from decimal import Decimal
 from fractions import Fraction
@@ -18,8 +19,31 @@ from .errors import RecordError
 T = TypeVar("T")
 
 converter = make_converter(forbid_extra_keys=True, omit_if_default=False)
+
+EXACT_DIGITS = 100
+"""Digits an exact number read back may have (of a Decimal, its digits and its exponent's size; of
+a Fraction, each of its parts). Amounts, shares and scores asz writes have a few dozen at most;
+``1e999999999`` would make a Fraction of a billion digits (minutes, gigabytes) and a few thousand
+are past what Python turns back into text."""
+
+
+def _decimal(v: Any, _: Any) -> Decimal:
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        raise ValueError(f"expected a number, not {type(v).__name__}")
+    try:
+        d = Decimal(str(v))
+    except ArithmeticError:
+        raise ValueError(f"{str(v)[:40]!r} is no number") from None
+    if not d.is_finite():
+        raise ValueError(f"{str(v)[:40]!r} is no finite number")
+    t = d.as_tuple()
+    if len(t.digits) > EXACT_DIGITS or abs(int(t.exponent)) > EXACT_DIGITS:
+        raise ValueError(f"{str(v)[:40]!r} has more digits than any amount ({EXACT_DIGITS} at most)")
+    return d
+
+
 converter.register_unstructure_hook(Decimal, str)
-converter.register_structure_hook(Decimal, lambda v, _: Decimal(str(v)))
+converter.register_structure_hook(Decimal, _decimal)
 
 
 INT64 = 2**63
@@ -49,7 +73,28 @@ def fraction_text(f: Fraction) -> str:
 
 # An exact share of calls (a third of a call) is kept as a Fraction.
 converter.register_unstructure_hook(Fraction, fraction_text)
-converter.register_structure_hook(Fraction, lambda v, _: Fraction(str(v)))
+_EXACT = re.compile(rf"-?[0-9]{{1,{EXACT_DIGITS}}}(?:\.[0-9]{{1,{EXACT_DIGITS}}}|/[0-9]{{1,{EXACT_DIGITS}}})?")
+
+
+def exact(v: Any) -> Fraction | None:
+    """An exact number as asz writes one (:func:`fraction_text`, ``2/3``, ``0.5``, ``7``, or a JSON
+    integer), or None when ``v`` is none: an exponent, NaN, a zero denominator or more than
+    :data:`EXACT_DIGITS` digits a part are none (read whole, ``1e999999999`` never ends)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return Fraction(v)
+    if not isinstance(v, str) or not _EXACT.fullmatch(v) or re.fullmatch(r"-?[0-9]+/0+", v):
+        return None
+    return Fraction(v)
+
+
+def _fraction(v: Any, _: Any) -> Fraction:
+    f = exact(v)
+    if f is None:
+        raise ValueError(f"{str(v)[:40]!r} is no exact number (2/3, 0.5, 7)")
+    return f
+
+
+converter.register_structure_hook(Fraction, _fraction)
 converter.register_unstructure_hook(datetime, lambda d: d.isoformat())
 converter.register_structure_hook(datetime, lambda v, _: datetime.fromisoformat(v))
 

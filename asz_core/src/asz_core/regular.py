@@ -110,11 +110,36 @@ def open_regular(path: str | os.PathLike[str], *, follow: bool = True) -> Binary
     return io.BufferedReader(raw, _BUFFER)  # type: ignore[return-value]
 
 
-def read_regular(path: str | os.PathLike[str], limit: int | None = None, *, follow: bool = True) -> bytes:
-    """The bytes of regular file ``path`` (the first ``limit`` of them when given; a link refused
-    unless ``follow``)."""
-    with open_regular(path, follow=follow) as f:
+class TooLarge(OSError):
+    """A file larger than what reads it takes whole (``at_most``): refused before it is read."""
+
+    def __init__(self, path: str | os.PathLike[str], size: int, at_most: int, grew: bool = False) -> None:
+        super().__init__(errno.EFBIG, f"larger than {at_most:,} bytes")
+        self.filename = os.fspath(path)
+        self.size, self.at_most, self.grew = size, at_most, grew
+
+    def __str__(self) -> str:
+        return f"larger than {self.at_most:,} bytes ({self.size:,}{' or more: it grew as it was read' if self.grew else ''})"
+
+
+def _whole(f: BinaryIO, fd: int, path: str | os.PathLike[str], limit: int | None, at_most: int | None) -> bytes:
+    if at_most is None:
         return f.read() if limit is None else f.read(limit)
+    size = os.fstat(fd).st_size
+    if size > at_most:  # a sparse file of terabytes is refused by its size, never read
+        raise TooLarge(path, size, at_most)
+    data = f.read(at_most + 1)
+    if len(data) > at_most:  # it grew while read
+        raise TooLarge(path, len(data), at_most, grew=True)
+    return data
+
+
+def read_regular(path: str | os.PathLike[str], limit: int | None = None, *, follow: bool = True,
+                 at_most: int | None = None) -> bytes:
+    """The bytes of regular file ``path`` (the first ``limit`` of them when given; a link refused
+    unless ``follow``; :class:`TooLarge` when it holds more than ``at_most``)."""
+    with open_regular(path, follow=follow) as f:
+        return _whole(f, f.fileno(), path, limit, at_most)
 
 
 class LinkRefused(OSError):
@@ -132,7 +157,8 @@ class LinkRefused(OSError):
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def read_below(root: str | os.PathLike[str], rel: str | os.PathLike[str], limit: int | None = None) -> bytes:
+def read_below(root: str | os.PathLike[str], rel: str | os.PathLike[str], limit: int | None = None, *,
+               at_most: int | None = None) -> bytes:
     """The bytes of the regular file ``root/rel``, walked folder by folder from ``root`` with no link
     followed (``root`` itself may be one: it is what the person named): a link in place of the file
     or of a folder on the way is :class:`LinkRefused`, anything but a regular file
@@ -165,7 +191,7 @@ def read_below(root: str | os.PathLike[str], rel: str | os.PathLike[str], limit:
         with _NoWait(fd, "rb", closefd=True) as raw:
             fd = -1
             f = io.BufferedReader(raw, _BUFFER)
-            return f.read() if limit is None else f.read(limit)
+            return _whole(f, raw.fileno(), path, limit, at_most)
     finally:
         if fd >= 0:
             os.close(fd)

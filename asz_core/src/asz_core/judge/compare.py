@@ -29,6 +29,7 @@ could not judge (the statement's basis, stages failed or skipped, targets not ju
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -40,6 +41,7 @@ from .goal_outcome import frac
 from .statement import AVOIDABLE, NOT_AVOIDABLE, NOT_JUDGED, NOT_REVIEWED
 
 FIELDS = ("level", "class", "basis", "met", "rework", "final_score")
+_ROUND = re.compile(r"r[1-9][0-9]{0,17}")
 SUBTASK_FIELDS = ("outcome", "report", "used", "dispatch", "label")
 
 
@@ -74,18 +76,18 @@ class _Run:
         self.path = path
         self.run = run_json(path)
         self.id = self.run["run"]
+        head = self.run["head"]
+        if not _ROUND.fullmatch(head):  # ASCII digits: isdigit() takes '²', which int() refuses
+            raise AszError(f"{path / 'run.json'}: its head {head[:40]!r} is no round (r1, r2, ...)")
+        self.round = int(head[1:])
         self.close = close_json(path, self.id)
         if self.close is None:
             raise AszError(f"{path} has not closed: compare reads closed runs")
         self.read = read_stages(path, self.run)
         self.stages = json_of(self.read)
-        costs = call_costs_json(path, self.id)
+        costs = call_costs_json(path, self.id, self.run)
         self.calls: list[dict[str, Any]] = list(costs["calls"])
         self.judged = list(costs["judged"])
-        head = self.run["head"]
-        if not (head[:1] == "r" and head[1:].isdigit()):
-            raise AszError(f"{path / 'run.json'}: its head {head!r} is no round (r1, r2, ...)")
-        self.round = int(head[1:])
         st = self.close.get("statement") or {}
         self.statement = st
         self.targets = list(st.get("targets") or ())

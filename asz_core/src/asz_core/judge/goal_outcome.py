@@ -10,8 +10,10 @@ Grouping never changes a target's score or the run's: this only reads them."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import re
 from fractions import Fraction
 
+from ..convert import exact
 from . import statement as S
 
 
@@ -20,6 +22,12 @@ def frac(f: Fraction | None) -> str | None:
     if f is None:
         return None
     return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+
+
+def _number(fid: str) -> int:
+    """A finding's number (``f3``: 3); one that is no ``f`` and ASCII digits sorts last (``str.isdigit``
+    takes ``²``, which ``int`` refuses)."""
+    return int(fid[1:]) if re.fullmatch(r"f[0-9]{1,18}", fid) else 1 << 62
 
 
 def goal_statement(gid: str, members: Sequence[str], main: str | None, state: Mapping[str, str],
@@ -36,7 +44,7 @@ def goal_statement(gid: str, members: Sequence[str], main: str | None, state: Ma
     cls = next((c for c in (*S.CLASSES, S.NOT_JUDGED, *S.APART) if c in ranked), None)
     unjudged = tuple(m for m in members if klass[m] == S.NOT_JUDGED)
     ff = [f for m in members for f in findings.get(m, ())]
-    first = min(ff, key=lambda f: int(f[1:]) if f[1:].isdigit() else 1 << 62) if ff else None
+    first = min(ff, key=_number) if ff else None
     wanted = [m for m in members if state[m] not in S.APART]
     # a target the achievement stage did not judge has no final score: left out of the mean
     finals = [f for m in wanted if (f := final.get(m)) is not None]
@@ -53,7 +61,7 @@ def of_statement(gid: str, members: Sequence[str], main: str | None, statement: 
     final: dict[str, Fraction | None] = {}
     for t in targets:
         v = (t.get("outcome") or {}).get("final_score")
-        final[t["id"]] = Fraction(v) if isinstance(v, str) else None
+        final[t["id"]] = exact(v) if isinstance(v, str) else None  # close.json read back holds only these (run_files)
     judged = bool(targets) and any(v is not None for v in final.values())
     findings = {t["id"]: tuple(t.get("findings") or ()) for t in targets}
     return goal_statement(gid, members, main, state, klass, final, findings, judged)  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from ..convert import exact
 from ..errors import AszError
 from .judgment import CallsFile, CloseFile, RunFile
 from .stage_files import MISSING, as_record, load_json
@@ -38,23 +39,72 @@ class RunFileError(AszError):
     """A run's run.json or close.json that does not read; the message names the file and why."""
 
 
-def look(path: Path, name: str, run: str | None = None) -> tuple[dict[str, Any] | None, str | None]:
+PINNED = ("conversation", "head", "head_digest", "window")
+"""What a call-costs.json says it is of, and must be of its run's run.json: the same run id with
+another head's calls would weigh the comparison by calls the run never judged."""
+
+
+def _exact_score(v: Any) -> bool:
+    f = exact(v)
+    return f is not None and 0 <= f <= 1
+
+
+def _insane(name: str, rec: Any) -> str | None:
+    """What no file asz wrote holds, though of the right shape (the path of the first such value):
+    a count or an amount below zero, a share outside (0, 1], a score that is no exact fraction
+    between 0 and 1 (regroup reads the final scores as fractions)."""
+    if name == CALLS:
+        for i, c in enumerate(rec.calls):
+            for k in ("input", "output", "cache_read", "cache_write", "output_floor", "money", "at_least"):
+                v = getattr(c, k)
+                if v is not None and v < 0:
+                    return f"below zero @ $.calls[{i}].{k}"
+            for j, x in enumerate(c.to):
+                if not 0 < x.share <= 1:
+                    return f"a share outside (0, 1] @ $.calls[{i}].to[{j}].share"
+    if name == CLOSE and rec.statement is not None:
+        for i, t in enumerate(rec.statement.targets):
+            for k in ("record_score", "final_score"):
+                v = getattr(t.outcome, k)
+                if v is not None and not _exact_score(v):
+                    return f"a score that is no fraction from 0 to 1 @ $.statement.targets[{i}].outcome.{k}"
+        for i, g in enumerate(rec.statement.goals):
+            for k in ("main_final_score", "mean_final_score"):
+                v = getattr(g, k)
+                if v is not None and not _exact_score(v):
+                    return f"a score that is no fraction from 0 to 1 @ $.statement.goals[{i}].{k}"
+    return None
+
+
+def look(path: Path, name: str, run: str | None = None,
+         pin: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """``name`` (``run.json``, ``close.json`` or ``call-costs.json``) of the run at ``path``: ``(its JSON, None)``;
     ``(None, None)`` when there is none; ``(None, why)`` when it does not read, ``why`` naming it
     as the run's stage files are named (``close.json is not JSON (…)``). With ``run`` (the run id
-    its run.json names), a close.json or call-costs.json of another run does not read. Never raises for the file."""
+    its run.json names), a close.json or call-costs.json of another run does not read; with
+    ``pin`` (its run.json), a call-costs.json of another conversation, head or window does not
+    either. Never raises for the file."""
     p = Path(path) / name
     got, data, why = load_json(p, Path(path))
     if got == MISSING:
         return None, None
     record, what = _RECORDS[name]
+    rec = None
     if why is None:
-        _, why = as_record(data, record, what)
+        rec, why = as_record(data, record, what)
     if why is None:
         why = next((f"is not {what} (expected a string @ $.{k})" for k in _STRINGS[name] if not isinstance(data[k], str)),
                    None)
+    if why is None:
+        bad = _insane(name, rec)
+        why = f"is not {what} ({bad})" if bad else None
     if why is None and run is not None and data["run"] != run:
         why = f"is of another run (run {data['run']}; this run is {run})"
+    if why is None and pin is not None and name == CALLS:
+        other = [k for k in PINNED if data[k] != pin.get(k)]
+        if other:
+            why = "is of another " + " and ".join(k.replace("_", " ") for k in other) + " than its run.json (" \
+                + "; ".join(f"{k} {data[k]!r}, not {pin.get(k)!r}" for k in other) + ")"
     return (None, f"{name} {why}") if why else (data, None)
 
 
@@ -95,11 +145,12 @@ def close_json(path: Path, run: str | None = None) -> dict[str, Any] | None:
     return data
 
 
-def call_costs_json(path: Path, run: str) -> dict[str, Any]:
-    """call-costs.json of the closed run at ``path`` (whose run.json names the run id ``run``):
-    what each call of its window cost, saved as it closed; :class:`RunFileError` when it does not
-    read, or is missing (a run closed before asz saved it), saying what to do."""
-    data, why = look(path, CALLS, run)
+def call_costs_json(path: Path, run: str, pin: dict[str, Any] | None = None) -> dict[str, Any]:
+    """call-costs.json of the closed run at ``path`` (whose run.json names the run id ``run``, and
+    is ``pin``: then one of another head or window does not read): what each call of its window
+    cost, saved as it closed; :class:`RunFileError` when it does not read, or is missing (a run
+    closed before asz saved it), saying what to do."""
+    data, why = look(path, CALLS, run, pin)
     if data is None:
         raise RunFileError(_named(path, why) if why else
                            f"{Path(path) / CALLS} is missing: the run closed before asz saved what each call cost, "

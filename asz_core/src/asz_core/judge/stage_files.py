@@ -56,7 +56,7 @@ from attrs import frozen
 
 from ..convert import structure
 from ..errors import RecordError
-from ..regular import LinkRefused, NotRegularFile, read_below, read_regular
+from ..regular import LinkRefused, NotRegularFile, TooLarge, read_below, read_regular
 from .config import STAGES
 from .judgment import Consumed, StageFile, add_consumed
 
@@ -152,6 +152,12 @@ def _unreadable(stage: str, why: str) -> StageRead:
     return StageRead(stage, UNREADABLE, f"stages/{stage}.json {why}")
 
 
+RUN_FILE_BYTES = 256 << 20
+"""A run's JSON file larger than this is not read: it holds judgments and one row per model call,
+not records (a call-costs.json of 20,000 calls is about 12 MB); a file of gigabytes is none of
+asz's, and reading it whole would take the memory of the machine."""
+
+
 def load_json(path: Path, root: Path | None = None) -> tuple[str, Any, str | None]:
     """A run's JSON file by this module's policy, before its shape is looked at: ``("read", its
     JSON, None)``, ``(MISSING, None, why)`` or ``(UNREADABLE, None, why)``, ``why`` the words
@@ -160,11 +166,12 @@ def load_json(path: Path, root: Path | None = None) -> tuple[str, Any, str | Non
     nothing waits on a FIFO; no link is followed, and with ``root`` (the run directory ``path`` is
     below) none on the way from it either (:func:`~asz_core.regular.read_below`)."""
     try:
-        raw = read_below(root, Path(path).relative_to(root)) if root is not None else read_regular(path, follow=False)
+        raw = read_below(root, Path(path).relative_to(root), at_most=RUN_FILE_BYTES) if root is not None \
+            else read_regular(path, follow=False, at_most=RUN_FILE_BYTES)
     except FileNotFoundError:
         return MISSING, None, "is missing"
-    except LinkRefused as exc:
-        return UNREADABLE, None, str(exc)
+    except (LinkRefused, TooLarge) as exc:
+        return UNREADABLE, None, f"is {exc}" if isinstance(exc, TooLarge) else str(exc)
     except NotRegularFile as exc:
         return UNREADABLE, None, f"is {exc}"
     except OSError as exc:
