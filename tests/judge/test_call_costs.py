@@ -202,3 +202,25 @@ def test_a_call_costs_file_that_does_not_read_is_refused_naming_it(store: Any) -
         assert seen == set(CALLS_BREAKS)
     finally:
         signal.alarm(0)
+
+
+def test_asz_compare_says_a_hostile_run_file_in_one_line(store: Any, asz_home: Path) -> None:
+    """Through the command line, in a process of its own: a linked, truncated, huge call-costs.json,
+    another run's, one of a billion-digit amount, and a close.json of a billion-digit score: exit 1,
+    one line naming the file, no traceback, never waiting."""
+    from .test_run_files import _huge, _link_to_a_copy, _score, _truncate
+    from .test_show import asz
+
+    a, b = _judge(store, EXAMPLE), _judge(store, SECOND)
+    breaks = {"call-costs.json": {"a link to a valid file": (_link_to_a_copy, "is a symbolic link, never followed"),
+                                  "truncated": (_truncate, "is not JSON (unexpected end of data"),
+                                  "huge": (_huge, "is larger than 268,435,456 bytes (268,435,457)"),
+                                  "another run's file": CALLS_BREAKS["another run's file"],
+                                  "money of a billion digits": CALLS_BREAKS["money of a billion digits"]},
+              "close.json": {"a score of a billion digits": (_score("1e99999999"), "is not a close.json (a score")}}
+    for name, these in breaks.items():
+        for how, copy, words in _broken_copies(b, name, these):
+            r = asz(asz_home, "compare", str(copy), a.name, columns=1000)
+            assert (r.returncode, r.stdout) == (1, ""), (how, r.stderr)
+            assert r.stderr.startswith(f"error: {copy}{os.sep}{words}") and r.stderr.count("\n") == 1, (how, r.stderr)
+
