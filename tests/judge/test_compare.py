@@ -244,6 +244,40 @@ def test_runs_with_no_target_in_common_and_a_run_whose_stage_failed(example: Any
     assert not any(x.startswith("efficiency") for x in d["runs"][0]["could_not_judge"])
 
 
+def test_a_persons_judgment_by_hand_is_a_run_compare_sets_against_a_models(example: Any, tmp_path: Path) -> None:
+    """A person answers each stage in the scripted evaluator's format with the answers alone (no
+    requests, no model, as docs/compare.md says): a run of its own, checked as any evaluator's,
+    and compare measures the model's run's agreement with it, as with another model's."""
+    from ruamel.yaml import YAML as Y
+
+    person = []
+    for c in _calls(SECOND):  # the second reader's answers, written by a person: nothing but the answers
+        entry = {"stage": c["stage"], "requests": [], "answer": c["answer"]}  # no model asked
+        if c.get("call", 1) != 1:
+            entry["call"] = c["call"]
+        person.append(entry)
+    script = tmp_path / "person.yaml"
+    with script.open("w") as f:
+        Y().dump({"calls": person}, f)
+    model, by_hand = _judge(example, EXAMPLE), _judge(example, script)
+    stages = json.loads((by_hand / "close.json").read_text())["stages"]
+    assert {s: v for s, v in stages.items() if v not in ("complete", "skipped")} == {}, stages
+    d = compare.compare([model, by_hand])
+    [p] = d["pairs"]
+    # the same answers as the second script's: the same agreement (worked out by hand above)
+    lb = p["labels"]
+    assert (lb["calls"], lb["both_reviewed"], lb["observed"], lb["expected"], lb["kappa"]) == (11, 11, "9/11", "71/121", "14/25")
+    assert {f: (x["agree"], x["of"]) for f, x in p["targets"]["agreement"].items()} == {
+        "level": (1, 2), "class": (1, 2), "basis": (2, 2), "met": (1, 2), "rework": (1, 2), "final_score": (1, 2)}
+    assert p["subtasks"]["both_judged"] == 1 and p["subtasks"]["agreement"]["label"] == {"agree": 0, "of": 1}
+    # a person's judging asked no model: no request, none whose usage was never said, so nothing unknown
+    ra, rb = d["runs"]
+    assert rb["evaluators"] == {s: f"scripted:{script}" for s in rb["evaluators"]}
+    assert (rb["consumed"]["requests"], rb["consumed"]["unknown_requests"], rb["consumed"]["input"]) == (0, 0, 0)
+    assert (rb["judging"]["total"]["tokens"], rb["judging"]["total"]["unknown"]) == (0, 0)
+    assert ra["consumed"]["requests"] > 0
+
+
 def test_kappa_by_hand() -> None:
     # 10 items: both yes 4, both no 3, first yes second no 2, first no second yes 1
     items = [(True, True)] * 4 + [(False, False)] * 3 + [(True, False)] * 2 + [(False, True)]

@@ -9,7 +9,8 @@ YAML or JSON file (docs/judge.md, "The scripted evaluator")::
         attempt: 1            #   and its attempt (default: any attempt)
         model: scripted-demo  # optional, as a real evaluator would say it
         model_window: 200000  # optional
-        requests:             # the model requests the call made, in order
+        requests:             # the model requests the call made, in order ([]: none, as a person's
+                              #   answers by hand; left out: one whose usage was never said)
           - reads:            # navigation tool calls, replayed against the real tools
               - {tool: talks}
               - {tool: step, args: {id: s3}}
@@ -94,7 +95,10 @@ class ScriptedEvaluator(EvaluatorBackend):
                                     f"(attempt {call.attempt})")
         requests = []
         model = entry.get("model")
-        for r in entry.get("requests") or [{}]:
+        given = entry.get("requests")
+        # no requests: one whose usage was never said (it may have been billed); requests: [] is a
+        # call that asked no model at all, as a person's answers written by hand
+        for r in given if isinstance(given, list) else [{}]:
             r = r if isinstance(r, dict) else {}
             names = []
             for read in r.get("reads") or []:
