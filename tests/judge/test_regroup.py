@@ -636,6 +636,11 @@ def test_the_command_line(store: Any, tmp_path: Path) -> None:
     assert "bad.yaml" in bad.stderr and "goal P2" in bad.stderr and "\x1b" not in bad.stderr
     shown = CliRunner().invoke(cli.app, ["judge", "-show", res.path.name, "--json"])
     assert json.loads(shown.stdout)["regroup"]["regroup"] == "v1"
+    text = CliRunner().invoke(cli.app, ["judge", "regroup", res.path.name, "--goals", str(tmp_path / "goals.yaml")],
+                              env={"COLUMNS": "300"})
+    assert text.exit_code == 0, text.output
+    page = res.path / "regroups" / "v2" / "report.html"
+    assert f"regroup {page.parent}\n" in text.stdout and text.stdout.endswith(f"report {page}\n") and page.is_file()
 
 
 def test_a_goals_main_target_is_the_judges_when_a_goal_of_the_judge_holds_the_same_targets(store: Any, tmp_path: Path) -> None:

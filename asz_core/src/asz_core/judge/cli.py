@@ -179,6 +179,8 @@ def register_regroup(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> N
         else:
             out.print(f"regroup {escape(str(got.path))}", soft_wrap=True, highlight=False)
             emit(regroup_text(runner.read_run(path), regroup.as_json(got.file)), False)
+            if (got.path / "report.html").is_file():  # the run's page following this regroup (the run's own is written once)
+                out.print(f"report {escape(str(got.path / 'report.html'))}", soft_wrap=True, highlight=False)
         if got.file.status == "failed":
             err.print(f"[red]error:[/] {escape(str(got.file.reason))}; the call's files are in "
                       f"{escape(str(got.path / 'calls'))}", highlight=False, soft_wrap=True)
