@@ -314,6 +314,14 @@ def test_the_command_line(example: Any) -> None:
     assert t.exit_code == 0, t.output
     assert "Cohen's kappa over calls: 0.5600" in t.stdout and "the runs side by side" in t.stdout
     assert "unverified | partial" in t.stdout
+    # three runs: each pair in the order given, every run side by side
+    c = _judge(example, EXAMPLE)
+    three = CliRunner().invoke(cli.app, ["compare", a.name, b.name, c.name, "--json"])
+    assert three.exit_code == 0, three.output
+    d = json.loads(three.stdout)
+    assert [r["run"] for r in d["runs"]] == [a.name, b.name, c.name]
+    assert [(p["a"], p["b"], p["labels"]["kappa"]) for p in d["pairs"]] == [
+        (a.name, b.name, "14/25"), (a.name, c.name, "1"), (b.name, c.name, "14/25")]
 
 
 def test_targets_match_by_their_creating_input_and_a_talk_in_common() -> None:

@@ -538,6 +538,23 @@ def test_a_regroups_page_follows_that_regroup_though_another_ended_first(store: 
     assert runner.read_run(res.path)["regroup"]["regroup"] == "v2"
 
 
+def test_the_regroups_evaluator_is_the_runs_targets_stages_unless_one_is_named(store: Any, tmp_path: Path) -> None:
+    """The run's targets stage was judged by one script, its other stages by another that holds no
+    regroup answer: the regroup asks the targets stage's."""
+    ans = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}, {"target": "t2", "goal": None}],
+                  [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
+    with_regroup = _script(tmp_path, [ans], name="targets.json")
+    others = _script(tmp_path, [], name="others.json")
+    res = _run(store, others, stage_evaluators={"targets": f"scripted:{with_regroup}"})
+    evs = json.loads((res.path / "run.json").read_text())["evaluators"]
+    assert evs["targets"]["spec"] == f"scripted:{with_regroup}" and evs["achievement"]["spec"] == f"scripted:{others}"
+    label = person_goals.read(_label(tmp_path, "goals:\n  - a\n"))
+    got = regroup.make(res.path, label, store=store)
+    assert (got.file.status, got.file.evaluator.spec) == ("complete", f"scripted:{with_regroup}")
+    named = regroup.make(res.path, label, store=store, evaluator=f"scripted:{others}")
+    assert (named.file.status, named.file.evaluator.spec) == ("failed", f"scripted:{others}")
+
+
 def test_a_failed_regroup_is_kept_with_what_its_call_consumed_and_show_follows_the_latest_that_compared(
         store: Any, tmp_path: Path) -> None:
     good = _answer([{"target": "t1", "goal": "P1", "cites": ["i1"]}], [{"goal": "P1", "worked_on": True, "cites": ["i1"]}])
