@@ -1159,7 +1159,7 @@ def _execution_line(data: dict[str, Any], state: dict[str, Any] | None, status: 
             out = text.encode()
         import re
 
-        m = re.match(r"\s*(?:Error:\s*)?Exit code (\d+)", text)
+        m = re.match(r"\s*(?:Error:\s*)?Exit code ([0-9]{1,18})", text)
         if m:
             exit_code = int(m.group(1))
         if data.get("is_interrupt"):
@@ -1168,7 +1168,7 @@ def _execution_line(data: dict[str, Any], state: dict[str, Any] | None, status: 
     if interrupted:
         rec["interrupted"] = True
     dur = data.get("duration_ms")
-    if isinstance(dur, (int, float)) and not isinstance(dur, bool):
+    if isinstance(dur, (int, float)) and not isinstance(dur, bool) and -(2**63) <= dur < 2**63:  # NaN, inf: no time
         rec["duration_ms"], rec["duration_from"] = int(dur), "runtime"
     elif state is not None and status != "no_result":
         rec["duration_ms"], rec["duration_from"] = int((time.time() - float(state.get("t") or 0)) * 1000), "hooks"

@@ -38,7 +38,8 @@ _TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "t
 _SHELL_TOOLS = frozenset({"exec_command", "write_stdin", "shell", "shell_command", "local_shell", "container.exec"})
 _EXEC_TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search",
                               "collab_tool_call", "todo_list", "image_generation"})
-_EXIT_CODE = re.compile(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)", re.M)
+_EXIT_CODE = re.compile(r"^(?:Process exited with code|Exit code:)\s*(-?[0-9]{1,18})", re.M)
+"""(At most 18 digits read: a longer run is its first 18, not zero, and int() takes no more than 4,300.)"""
 _UUID_TAIL = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d")
 # A forked rollout copies its parent's history in one burst at the fork instant; the child's
@@ -687,7 +688,7 @@ def _upgrade(st: dict[str, Any], path: Path) -> None:
 def order_of(version: Any) -> str:
     """The order a Codex release writes a request's token_count and its output items in, by the
     session_meta's ``cli_version`` (``0.60.1``, ``0.123.0``, ``0.61.0-alpha.2``)."""
-    m = re.match(r"^\s*v?(\d+)\.(\d+)", version) if isinstance(version, str) else None
+    m = re.match(r"^\s*v?([0-9]{1,9})\.([0-9]{1,9})(?![0-9])", version) if isinstance(version, str) else None
     if m is None:
         return READ_ORDER
     release = (int(m.group(1)), int(m.group(2)))

@@ -14,6 +14,8 @@ configuration passes, a deadline and bounded output.
 
 from __future__ import annotations
 
+from .digits import whole
+
 import os
 import re
 import selectors
@@ -128,7 +130,7 @@ class HttpFetcher(SourceFetcher):
                 if resp.status != 200:
                     raise FetchError(f"{url}: HTTP {resp.status} {resp.reason}".rstrip())
                 length = resp.getheader("Content-Length")
-                size = int(length) if length and length.isdigit() else None
+                size = whole(length)
                 data, cut = _read_bounded(resp, settings.max_bytes, deadline)
                 how = f"GET {source} (HTTP 200" + (f", {len(hops)} redirect{'s' if len(hops) > 1 else ''}" if hops else "") + ")"
                 return Fetched(data, how, cut=cut, size=size if not cut else (size or None),

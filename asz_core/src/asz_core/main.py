@@ -68,9 +68,12 @@ def parse(argv: list[str]) -> tuple[str, dict[str, Any], list[str]] | None:
     if len(args) < fewest or (most is not None and len(args) > most):
         return None  # the full CLI's usage error
     if "--last" in opts:
-        if not opts["--last"].isascii() or not opts["--last"].isdigit() or int(opts["--last"]) < 1:
+        from .digits import whole
+
+        last = whole(opts["--last"])
+        if last is None or last < 1:
             return None  # not a count from 1 on: the full CLI says so
-        opts["--last"] = int(opts["--last"])
+        opts["--last"] = last
     if command == "ledger":
         by = opts.get("--by")
         if by is not None and by not in _LEDGER_BY:

@@ -31,6 +31,7 @@ import orjson
 
 from .assembly import Conversation, Step, Talk
 from .convert import INT64, int64
+from .digits import ID_NUMBER
 from .operations import operations as operations_of, record_files
 from .window import LOOSE, UNATTRIBUTED, Window, descendants, raw_at
 
@@ -464,7 +465,7 @@ class Navigator:
         return r
 
     def _visible_talk(self, kid: Any) -> Talk:
-        if not isinstance(kid, str) or not re.fullmatch(r"k[1-9]\d*", kid):
+        if not isinstance(kid, str) or not re.fullmatch("k" + ID_NUMBER, kid):
             raise NavError(f"a talk id looks like k3, got {kid!r}")
         n = int(kid[1:])
         if n > len(self.conv.talks) or kid not in self.w.talks:
@@ -472,7 +473,7 @@ class Navigator:
         return self.conv.talk(kid)
 
     def _visible_step(self, sid: Any) -> Step:
-        if not isinstance(sid, str) or not re.fullmatch(r"s[1-9]\d*", sid):
+        if not isinstance(sid, str) or not re.fullmatch("s" + ID_NUMBER, sid):
             raise NavError(f"a step id looks like s12, got {sid!r}")
         n = int(sid[1:])
         if n > len(self.conv.steps) or sid not in self.w.steps:

@@ -8,6 +8,8 @@ No rich here: the lean command path (``main.py``) uses it.
 
 from __future__ import annotations
 
+from .digits import whole
+
 import os
 import sys
 
@@ -35,8 +37,8 @@ def width() -> int:
             continue
         break
     columns = os.environ.get("COLUMNS")
-    if columns is not None and columns.isdigit():
-        w = int(columns)
+    if whole(columns, most=6) is not None:  # as rich_text gives rich: a width of at most six digits
+        w = whole(columns, most=6)
     return w or 80
 
 

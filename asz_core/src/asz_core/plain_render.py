@@ -12,6 +12,8 @@ a terminal and how wide it is are decided as rich's Console decides them.
 
 from __future__ import annotations
 
+from .digits import whole
+
 import os
 import re
 import sys
@@ -243,8 +245,9 @@ def width(is_term: bool) -> int:
     """The width rich's console gives itself: COLUMNS, else 80 on a dumb terminal, else the first
     of stdin, stdout and stderr that is a terminal, else 80."""
     columns = os.environ.get("COLUMNS")
-    if columns is not None and columns.isdigit():
-        return int(columns)
+    n = whole(columns, most=6)  # as rich_text gives rich: a width of at most six digits
+    if n is not None:
+        return n
     if is_term and os.environ.get("TERM", "").lower() in ("dumb", "unknown"):
         return 80
     for fd in (0, 1, 2):

@@ -46,6 +46,7 @@ class InertConsole(Console):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("emoji", False)
+        kwargs.setdefault("_environ", _sizes_that_are_numbers())
         super().__init__(*args, **kwargs)
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
@@ -60,6 +61,20 @@ class InertConsole(Console):
                 if not seg.control and UNSAFE.search(seg.text) is not None:
                     buf[i] = Segment(inert(seg.text), seg.style, seg.control)
         super()._check_buffer()
+
+
+def _sizes_that_are_numbers() -> dict[str, str]:
+    """The environment rich reads its size from, without a COLUMNS or LINES that is no number: rich
+    takes any text ``isdigit`` passes (``'²'``, 5,000 digits) and ``int`` raises on it."""
+    import os
+
+    from .digits import whole
+
+    env = dict(os.environ)
+    for name in ("COLUMNS", "LINES", "JUPYTER_COLUMNS", "JUPYTER_LINES"):
+        if name in env and whole(env[name], most=6) is None:
+            del env[name]
+    return env
 
 
 def console(*, stderr: bool = False, **kwargs: Any) -> Console:

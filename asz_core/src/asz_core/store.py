@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 import orjson
 
+from .digits import whole
 from .errors import NotFound, RecordError, StoreError
 from .lean_events import RULE as LEAN_RULE
 from .lean_events import lean as lean_events
@@ -395,9 +396,10 @@ class Store:
             return rounds[-1]
         h = str(head)
         number = h[1:] if h[:1] == "r" else h
-        if number.isdigit():  # a round number (3, "r3") first; digits alone may also start a digest
+        n = whole(number)
+        if n is not None:  # a round number (3, "r3") first; digits alone may also start a digest
             for r in rounds:
-                if r.number == int(number):
+                if r.number == n:
                     return r
         if h[:1] != "r" and h:
             found = [r for r in rounds if r.head.startswith(h.lower())]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from .digits import NUMBER, whole
 from .errors import AszError
 
 UTC = dt.UTC
@@ -71,7 +72,7 @@ def day(t: dt.datetime, tz: dt.tzinfo | None) -> str:
 
 
 _DATE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})")
-_AGO = re.compile(r"(\d+)([dhm])")
+_AGO = re.compile(rf"({NUMBER})([dhm])")
 
 
 def bound(text: str, tz: dt.tzinfo | None, *, end: bool = False, now: dt.datetime | None = None) -> dt.datetime:
@@ -97,7 +98,8 @@ def bound(text: str, tz: dt.tzinfo | None, *, end: bool = False, now: dt.datetim
     except OverflowError:
         # A bound past the calendar's first or last day (in UTC): before, or after, every time a
         # record can give (instant's FIRST...LAST), so it keeps everything or nothing on that side.
-        return _LATEST if s[:4].isdigit() and int(s[:4]) >= 5000 else _EARLIEST
+        year = whole(s[:4])
+        return _LATEST if year is not None and year >= 5000 else _EARLIEST
 
 
 _EARLIEST = dt.datetime.min.replace(tzinfo=UTC)

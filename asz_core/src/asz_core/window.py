@@ -26,6 +26,7 @@ import orjson
 from attrs import frozen
 
 from .assembly import CAPTURE_EVENTS, LOOSE, UNATTRIBUTED, Conversation, Step, Talk, assemble, stream_roots
+from .digits import ID_NUMBER
 from .errors import AszError
 from .gcpause import no_gc
 from .store import Round, Store, StoredRecord
@@ -53,7 +54,7 @@ class WindowSpec:
         if not text or text.strip() in ("all", "whole"):
             return cls()
         t = text.strip()
-        m = re.fullmatch(r"(k\d+)\s*(?:(?:\.\.|-)\s*(k\d+))?", t)
+        m = re.fullmatch(rf"(k{ID_NUMBER})\s*(?:(?:\.\.|-)\s*(k{ID_NUMBER}))?", t)
         if m:
             return cls("talks", m.group(1), m.group(2) or m.group(1))
         if ".." in t:

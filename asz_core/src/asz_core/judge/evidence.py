@@ -75,6 +75,7 @@ import orjson
 from attrs import frozen
 
 from ..assembly import PERSON_SOURCES, Conversation, Step
+from ..digits import ID_NUMBER
 from ..window import Window
 
 SETTING = frozenset({"create", "refine", "steer"})
@@ -92,7 +93,7 @@ ASKER_WORK = frozenset({"model_call", "tool", "agent_call", "reply"})
 EXCERPT_BYTES = 300
 """An observation's excerpt is cut to its first 300 bytes."""
 
-_ID = re.compile(r"([skia])([1-9]\d*)")
+_ID = re.compile(rf"([skia])({ID_NUMBER})")
 _ESCAPES = re.compile(r"\\[nrt]")
 _SPACE = re.compile(r"\s+")
 

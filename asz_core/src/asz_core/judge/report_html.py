@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..digits import id_number
 from ..money import dollars, of_amount
 from ..records import USAGE_TYPES
 from .close import parse_time as _t
@@ -551,8 +552,9 @@ def model(path: Path, store: Any, view: Any = None, regroup: dict[str, Any] | No
             found.append((name, fl))
             wanted.update(f["anchor"] for f in fl if isinstance(f.get("anchor"), str))
     steps: dict[str, Any] = {}
-    for sid in sorted(wanted, key=lambda s: int(s[1:]) if s[1:].isdigit() else 1 << 60):
-        if not (sid[:1] == "s" and sid[1:].isdigit()) or int(sid[1:]) > len(conv.steps) or not w.shows_step(sid):
+    for sid in sorted(wanted, key=lambda s: id_number(s, "s") or 1 << 60):
+        n = id_number(sid, "s")
+        if n is None or n > len(conv.steps) or not w.shows_step(sid):
             continue
         s = conv.step(sid)
         text = s.text

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from ... import digits
 from .. import stage_files
 from ..context import EvaluatorSpec, Run, now, readable_with
 from ..evidence import Evidence, for_run
@@ -89,7 +90,7 @@ class Facts:
             evs = self.events(tid)
             out.append({"id": tid, "statement": t.get("statement"), "state": t.get("state"),
                         "criteria": [{"id": c["id"], "text": c.get("text")} for c in t.get("criteria") or [] if not c.get("dropped")],
-                        "set_or_changed_by": sorted(self.changed_by.get(tid, ()), key=lambda i: int(i[1:]) if i[1:].isdigit() else 0),
+                        "set_or_changed_by": sorted(self.changed_by.get(tid, ()), key=lambda i: digits.id_number(i, i[:1]) or 0),
                         "deliveries": [{"id": e["id"], "event": e.get("event"), "at": e.get("at"), "what": e.get("what")}
                                        for e in evs.values() if e.get("event") in ("delivered", "delivered_again")],
                         "standing_at_end": self.standing(tid)})

@@ -37,6 +37,7 @@ import orjson
 from attrs import define, field
 
 from ...assembly import PERSON_SOURCES, Step
+from ...digits import ID_NUMBER
 from ...convert import dumps
 from ..judgment import (ACTIONS, END_STATES, RELATIONS, Action, Check, check_notes, Criterion, Evolution, Goal, InputJudgment,
                         Relation, StageFile, Target, TargetsHeader)
@@ -46,7 +47,7 @@ from ..context import EvaluatorSpec, Meter, Run, StageCalls, naming, now, own_en
 from ..kit import render
 
 STAGE = "targets"
-TID = re.compile(r"t[1-9]\d*")
+TID = re.compile("t" + ID_NUMBER)
 DIRECTING = frozenset({"create", "refine", "steer", "correct"})
 CHANGING = DIRECTING | {"cancel"}
 """What an adjust must do to a target of its goal: refine, steer, correct, add (create) or cancel."""
