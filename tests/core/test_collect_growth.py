@@ -96,3 +96,26 @@ def test_entries_read_before_the_reading_failed_are_kept(tmp_path: Path, registr
     assert got.records_seen == expected.records_seen == given
     assert got.records_published == expected.records_published > LOOKUP_BATCH
     assert _records(broke) == _records(stopped)
+
+
+
+def test_a_session_the_store_does_not_hold_is_asked_of_it_once(tmp_path: Path, registry: Registry,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first collect of a real project asks the store once for each session it has not bound,
+    never once per entry (11,533 look-ups for the 95 MB bench folder's 192 sessions, before)."""
+    from asz_core.store import Writer
+
+    folder = tmp_path / "project"
+    shutil.copytree(MATCH, folder)
+    asked: list[str] = []
+    original = Writer.conversation_of_session
+
+    def counting(self: Writer, session: str) -> str | None:
+        asked.append(session)
+        return original(self, session)
+
+    monkeypatch.setattr(Writer, "conversation_of_session", counting)
+    got = collect([folder], Store.open(tmp_path / "home"), registry)
+    assert got.records_published > LOOKUP_BATCH
+    assert len(set(asked)) >= 2  # several sessions, each new to the store
+    assert sorted(asked) == sorted(set(asked)), "a session asked of the store more than once"

@@ -18,7 +18,7 @@ import orjson
 from asz_core.interfaces import RuntimeAdapter
 from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
 from asz_core.looks import look
-from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, said_bad_values, str_id
+from asz_core.records import MAX_COUNT, SHAPE_ERRORS, Cursor, Entry, Problem, plainly_a_time, said_bad_values, str_id
 from asz_core.regular import open_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
 
@@ -186,10 +186,16 @@ class ClaudeCodeAdapter(RuntimeAdapter):
         elif len(said) == 2:
             return  # both kinds said for this file: nothing left to look at
         msg = obj.get("message")
-        counts = _usage_counts("", msg.get("usage")) if type(msg) is dict else []
+        usage = msg.get("usage") if type(msg) is dict else None
         tur = obj.get("toolUseResult")
-        if type(tur) is dict and "usage" in tur:
-            counts += _usage_counts("toolUseResult.usage.", tur["usage"])
+        sub = tur.get("usage") if type(tur) is dict else None
+        # Nearly every line: counts that are counts and a time in the usual form, known good at a
+        # look (building the pairs and parsing the time for the one check was a fifth of reading).
+        if (ts is None or plainly_a_time(ts)) and _counts_plain(usage) and _counts_plain(sub):
+            return
+        counts = _usage_counts("", usage)
+        if sub is not None:
+            counts += _usage_counts("toolUseResult.usage.", sub)
         found = said_bad_values(said, fname, lineno, counts, (("timestamp", ts),))
         if found:
             probs.extend(found)
@@ -573,6 +579,24 @@ def _usage(u: dict[str, Any]) -> dict[str, Any]:
 
 
 _NUMBERS = frozenset((int, float))
+
+
+def _counts_plain(u: Any) -> bool:
+    """Whether a usage object (or None, or no object) holds no token count that is no count: each
+    ``*_tokens`` value, its ``cache_creation`` split's too, an int in range. True only where
+    :func:`_usage_counts` gives nothing :func:`asz_core.records.count` refuses."""
+    if type(u) is not dict:
+        return True
+    for k, v in u.items():
+        if type(v) is int:
+            if v < 0 or v > MAX_COUNT:
+                return False
+        elif k == "cache_creation":
+            if not _counts_plain(v):
+                return False
+        elif k.endswith("_tokens") and v is not None:
+            return False
+    return True
 
 
 def _usage_counts(prefix: str, u: Any) -> list[tuple[str, Any]]:

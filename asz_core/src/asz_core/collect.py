@@ -507,15 +507,20 @@ class _Binder:
         """:meth:`add` for each entry of ``batch``, in order, having asked the store once per
         conversation for the keys it holds of them; ``batch`` is emptied of those added."""
         keys: dict[str, list[str]] = {}
+        unbound: set[str] = set()  # sessions the store holds no conversation of: asked once
         for e in batch:
             session = e[1]
             conv = self.bound.get(session)
-            if conv is None and session not in self.held:
+            if conv is None and session not in self.held and session not in unbound:
                 # (what add asks at the session's first entry, asked first: nothing of this
                 # batch but that session's own entries could bind it)
                 conv = self.w.conversation_of_session(session)
                 if conv is not None:
                     self.bound[session] = conv
+                else:  # held from its first entry on, as add would (asking nothing again)
+                    unbound.add(session)
+                    self.held[session] = []
+                    self.runtime[session] = runtime
             if conv is not None:
                 keys.setdefault(conv, []).append(e[0])
         for conv, ks in keys.items():

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from datetime import datetime as _datetime
 from typing import Any
 
 from attrs import define, field, frozen
 
 from .times import instant
+
+_fromisoformat = _datetime.fromisoformat
 
 
 @frozen(slots=True)
@@ -175,6 +178,20 @@ def said_bad_values(said: list[str], file: str, line: int, counts: Iterable[tupl
                                                "(further such lines of this file are not warned about)"))
                 break
     return out
+
+
+def plainly_a_time(ts: Any) -> bool:
+    """Whether ``ts`` is, at a cheap look, a timestamp :func:`asz_core.times.instant` takes: ISO
+    text in years 2-9998 (no offset, which is under a day, takes it out of instant's range). True
+    only where ``instant`` gives a time (tests/core/test_plain_values.py compares them); False
+    says nothing, and the caller then asks :func:`said_bad_values`. An adapter's first look at
+    every line's time: the whole check per line was a fifth of reading a Claude Code transcript."""
+    if type(ts) is not str:
+        return False
+    try:
+        return 2 <= _fromisoformat(ts).year <= 9998
+    except ValueError:
+        return False
 
 
 def _shown(v: Any) -> str:
