@@ -152,5 +152,11 @@ def test_the_hot_commands_import_no_typer_rich_or_pydantic(project: Path, tmp_pa
             r = _run(probe3, home, *args, env={"TZ": zone})
             assert r.returncode == 0, r.stderr
             assert r.stderr.splitlines()[-1].rstrip() in ("HEAVY", "HEAVY rich"), (zone, args, r.stderr)
+    # A collect of transcripts (no recorder spool) loads none of the recorder's installing
+    # (subprocess, shlex, locale): where the spool is and which file is of it is asked of spool.py.
+    probe4 = probe.replace(repr(HEAVY), repr(HEAVY + ("asz_adapters_claudecode.recorder", "subprocess", "shlex")))
+    for args in (["collect", str(project)], ["collect", str(project), "--json"]):
+        r = _run(probe4, home, *args)
+        assert r.returncode == 0 and r.stderr.splitlines()[-1].rstrip() == "HEAVY", (args, r.stderr)
     full = _run(probe, home, "plugins")  # a command this path does not take: the full CLI's
     assert full.returncode == 0 and "typer" in full.stderr.splitlines()[-1]

@@ -22,6 +22,8 @@ from asz_core.records import MAX_COUNT, SHAPE_ERRORS, Cursor, Entry, Problem, pl
 from asz_core.regular import open_regular
 from asz_core.textclip import clip_input, clip_text, kind_name
 
+from .spool import is_spool_file, spool_dir
+
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _INTERRUPTS = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
 _EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
@@ -72,8 +74,6 @@ class ClaudeCodeAdapter(RuntimeAdapter):
     def companions(self) -> list[Path]:
         """The recorder plugin's spool (docs/recorder.md): change and execution records per tool call,
         read by every ``asz collect`` after the files it was given (an optional adapter method)."""
-        from .recorder import spool_dir
-
         d = spool_dir()
         return sorted(d.glob("*.jsonl")) if d.is_dir() else []
 
@@ -84,9 +84,9 @@ class ClaudeCodeAdapter(RuntimeAdapter):
 
     # -- reading --------------------------------------------------------------------------
     def read(self, path: Path, cursor: Cursor) -> Iterator[Entry | Problem]:
-        from .recorder import is_spool_file, read_spool
-
         if is_spool_file(path):
+            from .recorder import read_spool
+
             yield from read_spool(path, cursor)
             return
         fname = str(path)

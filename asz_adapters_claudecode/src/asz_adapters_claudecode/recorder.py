@@ -31,22 +31,14 @@ from asz_core.jsonl import read_objects
 from asz_core.records import Cursor, Entry, Problem
 from asz_core.textclip import clip_text
 
+from .spool import asz_home, is_spool_file, spool_dir  # noqa: F401 - where they were
+
 MARKETPLACE = "asz"
 PLUGIN = "asz-recorder"
 PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
 SHIPPED = Path(__file__).resolve().parent / "claude_plugin"
 
 
-def asz_home() -> Path:
-    return Path(os.environ.get("ASZ_HOME") or Path.home() / ".asz")
-
-
-def spool_dir() -> Path:
-    return asz_home() / "recorder" / "spool"
-
-
-def is_spool_file(path: Path) -> bool:
-    return path.suffix == ".jsonl" and path.parent.name == "spool" and path.parent.parent.name == "recorder"
 
 
 # --- install ---------------------------------------------------------------------------------
