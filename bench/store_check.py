@@ -10,9 +10,9 @@ byte-identical. This script builds, in fresh ASZ_HOMEs under ``--work`` (default
 * ``corpus``: every runtime's corpus folder (../shared/corpus) plus hostile files (each field of
   real lines replaced in turn by a list, an object, deep nesting, null, numbers, strings, as
   tests/adapters/test_hostile_shapes.py builds them, and more of the same over one file of each
-  Claude Code corpus project), in one collect (``ASZ_JOBS=1``), then the benchmark projects
+  Claude Code corpus project), in one collect (``ASZ_PROCESSES=1``), then the benchmark projects
   folder (``--projects``, copies of the same sessions) collected into the same store;
-* ``projects``: the projects folder alone, with the forked reader (``ASZ_JOBS=2``);
+* ``projects``: the projects folder alone, with the forked reader (``ASZ_PROCESSES=2``);
 * ``grown``: hostile and corpus files collected in two halves, the first cut in the middle of a
   line (a cursor, a file read on from it, a truncated last line).
 
@@ -49,7 +49,7 @@ def asz() -> str:
 
 
 def collect(home: Path, paths: list[Path], jobs: str) -> dict[str, Any]:
-    env = {**os.environ, "ASZ_HOME": str(home), "ASZ_JOBS": jobs}
+    env = {**os.environ, "ASZ_HOME": str(home), "ASZ_PROCESSES": jobs}
     p = subprocess.run([asz(), "collect", *map(str, paths), "--json"], env=env, capture_output=True, text=True)
     if p.returncode not in (0, 1):
         raise SystemExit(f"collect failed ({p.returncode}): {p.stderr[-2000:]}")

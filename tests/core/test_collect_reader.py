@@ -53,14 +53,14 @@ def forced(monkeypatch: pytest.MonkeyPatch) -> None:
     if not workers.can_fork():
         pytest.skip("no fork here (or one CPU): collect reads in its own process")
     monkeypatch.setattr(collect_reader, "MIN_BYTES", 0)
-    monkeypatch.setenv("ASZ_JOBS", "2")  # whatever the machine's load
+    monkeypatch.setenv("ASZ_PROCESSES", "2")  # whatever the machine's load
 
 
 def _collect(paths: list[Path], home: Path, *, reader: bool, monkeypatch: pytest.MonkeyPatch,
              registry: Registry | None = None) -> tuple[Any, dict[str, list[tuple[Any, ...]]]]:
     with monkeypatch.context() as m:
         if not reader:
-            m.setenv("ASZ_JOBS", "1")
+            m.setenv("ASZ_PROCESSES", "1")
         store = Store.open(home)
         calls = {"n": 0}
         enter = collect_reader.Reader.__enter__
@@ -196,7 +196,7 @@ def test_a_reader_that_dies_loses_nothing(tmp_path: Path, forced: None, monkeypa
 def test_a_busy_machine_reads_in_its_own_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """A load average at the CPU count: no reader (the two would only take turns), unless asked for.
     The gate is workers.fork_pays, which the ledger's split asks too (tests/core/test_workers.py)."""
-    monkeypatch.delenv("ASZ_JOBS", raising=False)
+    monkeypatch.delenv("ASZ_PROCESSES", raising=False)
     monkeypatch.setattr(workers, "can_fork", lambda: True)
     monkeypatch.setattr(workers, "cpus", lambda: 2)
     monkeypatch.setattr(workers, "_load", lambda: 2.0)
@@ -205,7 +205,7 @@ def test_a_busy_machine_reads_in_its_own_process(monkeypatch: pytest.MonkeyPatch
     assert collect_reader.worth_forking(100 << 20)
     assert not collect_reader.worth_forking(collect_reader.MIN_BYTES - 1)
     monkeypatch.setattr(workers, "_load", lambda: 3.0)
-    monkeypatch.setenv("ASZ_JOBS", "2")
+    monkeypatch.setenv("ASZ_PROCESSES", "2")
     assert collect_reader.worth_forking(100 << 20)
 
 
@@ -254,7 +254,7 @@ def test_a_killed_collect_leaves_no_reader_running(tmp_path: Path, forced: None)
     children = tmp_path / "children"
     killed = subprocess.run([sys.executable, str(KILLPOINT), "collect", str(project), "--json"],
                             env=asz_env(tmp_path / "home", ASZ_TEST_KILL_AT="add:5", ASZ_TEST_KILL_CHILDREN=str(children),
-                                        ASZ_JOBS="2"),
+                                        ASZ_PROCESSES="2"),
                             capture_output=True, text=True, timeout=300)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     pids = [int(p) for p in children.read_text().split()]

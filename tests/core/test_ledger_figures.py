@@ -102,7 +102,7 @@ def test_summaries_split_with_a_forked_child_give_the_same_figures(store: Any, m
     if not workers.can_fork():
         pytest.skip("no fork here (or one CPU): the summaries are computed in one process")
     monkeypatch.setattr(ledger, "PARALLEL_RECORDS", 0)
-    monkeypatch.setenv("ASZ_JOBS", "2")  # split whatever the machine's load
+    monkeypatch.setenv("ASZ_PROCESSES", "2")  # split whatever the machine's load
     pids: set[int] = set()
     real = ledger.summary_of
 

@@ -193,7 +193,7 @@ def test_a_first_collect_read_by_a_reader_keeps_its_indexes_up_as_it_goes(
     if reader and not workers.can_fork():
         pytest.skip("no fork here (or one CPU): collect reads in its own process")
     monkeypatch.setattr(collect_reader, "MIN_BYTES", 0)
-    monkeypatch.setenv("ASZ_JOBS", "2" if reader else "1")
+    monkeypatch.setenv("ASZ_PROCESSES", "2" if reader else "1")
     monkeypatch.setattr(collect_module, "cpus_idle", lambda wanted: idle)
     forks = {"n": 0}
     enter = collect_reader.Reader.__enter__
@@ -281,7 +281,7 @@ def test_indexes_kept_up_as_it_goes_leave_the_rows_a_build_at_the_end_leaves(
 
     if not workers.can_fork():
         pytest.skip("no fork here (or one CPU): collect reads in its own process")
-    monkeypatch.setenv("ASZ_JOBS", "2")
+    monkeypatch.setenv("ASZ_PROCESSES", "2")
     rows = {}
     for idle in (True, False):
         monkeypatch.setattr(collect_module, "cpus_idle", lambda wanted, idle=idle: idle)

@@ -69,7 +69,7 @@ def test_while_a_new_store_is_first_written_a_second_writer_is_told_it_is_busy(t
 
 @pytest.mark.parametrize("reader", [False, True], ids=["in its own process", "each with its reader process"])
 def test_two_collects_started_at_once_on_a_new_store(tmp_path: Path, reader: bool) -> None:
-    # With reader processes: the whole corpus, enough to read for a collect to fork one (ASZ_JOBS=2:
+    # With reader processes: the whole corpus, enough to read for a collect to fork one (ASZ_PROCESSES=2:
     # whatever the machine's load).
     project = tmp_path / "project"
     shutil.copytree(CLAUDE_CORPUS if reader else MATCH, project)
@@ -78,7 +78,7 @@ def test_two_collects_started_at_once_on_a_new_store(tmp_path: Path, reader: boo
     collect([project], ref, Registry())
     ref.close()
     home = tmp_path / "home"
-    env = asz_env(home, ASZ_JOBS="2") if reader else asz_env(home)
+    env = asz_env(home, ASZ_PROCESSES="2") if reader else asz_env(home)
     procs = [subprocess.Popen([sys.executable, "-c", ASZ_MAIN, "collect", str(project), "--json"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]

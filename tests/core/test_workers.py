@@ -14,7 +14,7 @@ from asz_core import workers
 def _fork(monkeypatch: pytest.MonkeyPatch) -> None:
     if not workers.can_fork():
         pytest.skip("no fork here (or one CPU)")
-    monkeypatch.setenv("ASZ_JOBS", "2")  # forked whatever the machine's load (other tests set their own)
+    monkeypatch.setenv("ASZ_PROCESSES", "2")  # forked whatever the machine's load (other tests set their own)
 
 
 def _pids(items: list[int]) -> set[int]:
@@ -45,8 +45,8 @@ def test_a_child_that_fails_has_its_jobs_done_here(how: str) -> None:
     assert got == [{"x": x, "pid": os.getpid()} for x in items]
 
 
-def test_one_cpu_or_asz_jobs_1_runs_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ASZ_JOBS", "1")
+def test_one_cpu_or_asz_processes_1_runs_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASZ_PROCESSES", "1")
     assert not workers.can_fork()
     got = workers.in_two([1, 2, 3], lambda x: 1, lambda x: os.getpid())
     assert got == [os.getpid()] * 3
@@ -54,8 +54,8 @@ def test_one_cpu_or_asz_jobs_1_runs_here(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_a_busy_machine_splits_nothing_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     """The gate collect's reader uses: a one-minute load average at the CPU count or above runs every
-    job here (the two processes would only take turns); below it, or with ASZ_JOBS=2, half go to the child."""
-    monkeypatch.delenv("ASZ_JOBS")
+    job here (the two processes would only take turns); below it, or with ASZ_PROCESSES=2, half go to the child."""
+    monkeypatch.delenv("ASZ_PROCESSES")
     monkeypatch.setattr(workers, "cpus", lambda: 2)
     monkeypatch.setattr(workers, "_load", lambda: 2.0)
     assert not workers.fork_pays() and _pids([1, 2, 3, 4]) == {os.getpid()}
@@ -63,6 +63,17 @@ def test_a_busy_machine_splits_nothing_unless_asked(monkeypatch: pytest.MonkeyPa
     assert workers.fork_pays() and len(_pids([1, 2, 3, 4])) == 2
     monkeypatch.setattr(workers, "_load", lambda: 3.0)
     for jobs, forks in (("2", True), ("4", True), (" 2 ", True), ("1", False), ("lots", False), ("", False)):
-        monkeypatch.setenv("ASZ_JOBS", jobs)
+        monkeypatch.setenv("ASZ_PROCESSES", jobs)
         assert workers.fork_pays() is forks, jobs
         assert len(_pids([1, 2, 3, 4])) == (2 if forks else 1), jobs
+
+
+def test_the_team_databases_variable_says_nothing_of_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ASZ_JOBS`` names the team's job database (docs/team.md); the processes a command may fork
+    are ``ASZ_PROCESSES``'s alone, so a team's setting never changes how collect reads."""
+    monkeypatch.delenv("ASZ_PROCESSES")
+    monkeypatch.setattr(workers, "cpus", lambda: 2)
+    monkeypatch.setattr(workers, "_load", lambda: 3.0)
+    for team in ("1", "2", "postgresql://db/asz"):
+        monkeypatch.setenv("ASZ_JOBS", team)
+        assert workers.can_fork() and not workers.fork_pays(), team

@@ -155,7 +155,7 @@ def as_problem(item: Item) -> Problem:
 
 def worth_forking(total_bytes: int) -> bool:
     """Whether a reader process pays: enough to read, and a second process that pays now
-    (:func:`~asz_core.workers.fork_pays`: fork available and the machine not already busy; ``ASZ_JOBS``)."""
+    (:func:`~asz_core.workers.fork_pays`: fork available and the machine not already busy; ``ASZ_PROCESSES``)."""
     return total_bytes >= MIN_BYTES and fork_pays()
 
 

@@ -2,7 +2,7 @@
 answers are small (the ledger's summaries: a conversation assembled and priced in, a few KiB of
 figures out). The child sends its answers back as JSON through a pipe, so nothing big is pickled.
 
-Only where fork is safe and cheap (Linux, two CPUs or more, ``ASZ_JOBS`` not 1) and pays (the
+Only where fork is safe and cheap (Linux, two CPUs or more, ``ASZ_PROCESSES`` not 1) and pays (the
 machine not already busy: :func:`fork_pays`, the gate collect's reader uses too). A child that
 fails in any way is not trusted: its jobs are done again here, so the answers never depend on it.
 """
@@ -28,13 +28,13 @@ def cpus() -> int:
 
 
 def _jobs() -> int | None:
-    """``ASZ_JOBS`` as a number of processes, or None (not set, or not a number)."""
-    v = os.environ.get("ASZ_JOBS", "").strip()
+    """``ASZ_PROCESSES`` as a number of processes, or None (not set, or not a number)."""
+    v = os.environ.get("ASZ_PROCESSES", "").strip()
     return int(v) if v.isdigit() else None
 
 
 def can_fork() -> bool:
-    """Whether a second process can be forked at all: Linux, two CPUs or more, ``ASZ_JOBS`` not 1."""
+    """Whether a second process can be forked at all: Linux, two CPUs or more, ``ASZ_PROCESSES`` not 1."""
     if not sys.platform.startswith("linux") or _jobs() == 1:
         return False
     return cpus() >= 2
@@ -44,8 +44,8 @@ def fork_pays() -> bool:
     """Whether a forked second process pays now: it can be forked, and a CPU is free to run it. On a
     machine already busy (its one-minute load average at least its CPUs) the two processes only take
     turns, and the pipe between them costs more than it saves (collect's reader, measured on 2 CPUs at
-    load 3: 1.83 s in one process, 2.02 s forked). ``ASZ_JOBS=2`` (or more) forks whatever the load;
-    ``ASZ_JOBS=1`` never. Collect's reader and :func:`in_two` both ask this."""
+    load 3: 1.83 s in one process, 2.02 s forked). ``ASZ_PROCESSES=2`` (or more) forks whatever the load;
+    ``ASZ_PROCESSES=1`` never. Collect's reader and :func:`in_two` both ask this."""
     if not can_fork():
         return False
     jobs = _jobs()
