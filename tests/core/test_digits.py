@@ -87,6 +87,8 @@ def test_the_commands_take_such_numbers_without_a_traceback(corpus_store_copy: S
         assert r.returncode == 0 and "Traceback" not in r.stderr, (env, r.stderr[-800:])
         r = run_asz("conversations", home=home, **env)
         assert r.returncode == 0 and "Traceback" not in r.stderr, (env, r.stderr[-800:])
+        r = run_asz("collect", str(Path(__file__).resolve().parents[2] / "examples"), home=tmp_path / "new", **env)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (env, r.stderr[-800:])
     for args in (["conversations", "-n", HUGE], ["conversations", "-n", "²"], ["ledger", CID, "--head", "r" + HUGE],
                  ["ledger", CID, "--head", "r²"], ["ledger", "--since", HUGE + "d"], ["show", CID, "--talk", "k" + HUGE],
                  ["judge", CID, "--window", "k1..k" + HUGE, "--evaluator", "scripted"]):
@@ -178,3 +180,15 @@ def test_the_recorders_execution_record_reads_an_exit_code_of_any_length(error: 
                 "error": error, "duration_ms": dur}
         rec = json.loads(hook._execution_line(data, None, "failed"))
         assert rec["exit_code"] == code and rec["duration_ms"] == (12 if dur == 12.5 else None), (dur, rec)
+
+
+@pytest.mark.parametrize("value", ["²", HUGE, "٣", "-1"])
+def test_a_process_count_that_is_no_number_asks_nothing(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ASZ_PROCESSES`` of no number is as if unset: the load decides (asked by collect's reader and
+    the ledger's split, which a small collect never reaches: asked here)."""
+    from asz_core import workers
+
+    monkeypatch.setattr(workers, "cpus", lambda: 2)
+    monkeypatch.setattr(workers, "_load", lambda: 3.0)
+    monkeypatch.setenv("ASZ_PROCESSES", value)
+    assert workers.can_fork() and not workers.fork_pays()

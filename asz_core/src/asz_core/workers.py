@@ -29,8 +29,9 @@ def cpus() -> int:
 
 def _jobs() -> int | None:
     """``ASZ_PROCESSES`` as a number of processes, or None (not set, or not a number)."""
-    v = os.environ.get("ASZ_PROCESSES", "").strip()
-    return int(v) if v.isdigit() else None
+    from .digits import whole
+
+    return whole(os.environ.get("ASZ_PROCESSES", "").strip())
 
 
 def can_fork() -> bool:
