@@ -4,6 +4,7 @@ through rich (:mod:`.tables` names these lazily)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from rich.console import Console
@@ -63,18 +64,34 @@ class InertConsole(Console):
         super()._check_buffer()
 
 
-def _sizes_that_are_numbers() -> dict[str, str]:
-    """The environment rich reads its size from, without a COLUMNS or LINES that is no number: rich
-    takes any text ``isdigit`` passes (``'²'``, 5,000 digits) and ``int`` raises on it."""
-    import os
+class _SizesThatAreNumbers(Mapping[str, str]):
+    """The environment rich reads its size from, as it is when read (rich reads COLUMNS at each
+    print: a person may resize), without a COLUMNS or LINES that is no number: rich takes any text
+    ``isdigit`` passes (``'²'``, 5,000 digits) and ``int`` raises on it."""
 
-    from .digits import whole
+    SIZES = ("COLUMNS", "LINES", "JUPYTER_COLUMNS", "JUPYTER_LINES")
 
-    env = dict(os.environ)
-    for name in ("COLUMNS", "LINES", "JUPYTER_COLUMNS", "JUPYTER_LINES"):
-        if name in env and whole(env[name], most=6) is None:
-            del env[name]
-    return env
+    def __getitem__(self, name: str) -> str:
+        import os
+
+        from .digits import whole
+
+        value = os.environ[name]
+        if name in self.SIZES and whole(value, most=6) is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        import os
+
+        return (k for k in list(os.environ) if k in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _sizes_that_are_numbers() -> Mapping[str, str]:
+    return _SizesThatAreNumbers()
 
 
 def console(*, stderr: bool = False, **kwargs: Any) -> Console:
