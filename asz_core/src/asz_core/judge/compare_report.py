@@ -14,8 +14,8 @@ from ..tables import InertText as Text  # every text of a report inert (terminal
 from .outcomes import class_words
 from .statement_text import both
 
-_MATCH = {"a": Col("target"), "b": Col("target"), "level": Col("level", wrap=True, min=8), "class": Col("class", wrap=True, min=8),
-          "basis": Col("basis", wrap=True, min=8), "met": Col("met"), "rework": Col("rework"), "final": Col("final score")}
+_MATCH = {"a": Col("target"), "b": Col("target"), "level": Col("level", wrap=True, min=8, words=True), "class": Col("class", wrap=True, min=8, words=True),
+          "basis": Col("basis", wrap=True, min=8, words=True), "met": Col("met"), "rework": Col("rework"), "final": Col("final score")}
 _PARTS = (("both_avoidable", "both call it avoidable"), ("both_not_avoidable", "both call it not avoidable"),
           ("disagree", "they disagree on"), ("a_avoidable_b_not", "  the first calls avoidable, the second not"),
           ("b_avoidable_a_not", "  the second calls avoidable, the first not"))

@@ -16,7 +16,7 @@ _STAGE_COLS = {"stage": Col("stage"), "status": Col("status"), "calls": Col("cal
 _TARGET_COLS = {"target": Col("target"), "state": Col("state"), "statement": Col("statement", wrap=True, min=20),
                 "criteria": Col("criteria", wrap=True, min=20), "talks": Col("talks", wrap=True, min=6),
                 "inputs": Col("inputs", wrap=True, min=6)}
-_ACH_COLS = {"target": Col("target"), "level": Col("level"), "basis": Col("basis", wrap=True, min=10),
+_ACH_COLS = {"target": Col("target"), "level": Col("level"), "basis": Col("basis", wrap=True, min=10, words=True),
              "criteria": Col("criteria", wrap=True, min=16), "extra": Col("deliveries · rework · findings", wrap=True, min=16)}
 _INPUT_COLS = {"input": Col("input"), "talk": Col("talk"), "actions": Col("actions", wrap=True, min=12),
                "relations": Col("relations", wrap=True, min=14)}

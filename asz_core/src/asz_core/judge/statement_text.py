@@ -123,8 +123,8 @@ def statement_text(st: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-_COLS = {"target": Col("target"), "class": Col("class"), "level": Col("level · basis", wrap=True, min=10),
-         "outcome": Col("class · level · basis · score", wrap=True, min=12), "score": Col("score", right=True),
+_COLS = {"target": Col("target"), "class": Col("class"), "level": Col("level · basis", wrap=True, min=10, words=True),
+         "outcome": Col("class · level · basis · score", wrap=True, min=12, words=True), "score": Col("score", right=True),
          "cost": Col("cost", right=True), "avoidable": Col("avoidable", right=True),
          "subagents": Col("by sub-agents", right=True), "avtime": Col("avoidable time", right=True),
          "time": Col("time", right=True), "rework": Col("rework", right=True)}
