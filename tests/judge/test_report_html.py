@@ -23,8 +23,9 @@ def example_run(store: Any) -> Path:
     from asz_core.collect import collect
 
     collect([ROOT / "examples" / "claude-code"], store)
-    res = runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{ROOT / 'examples' / 'scripted-5e1f0c2a.yaml'}"),
-                       store=store)
+    # judged as kit/example judges it: against its source, whose manifest the page shows too
+    res = runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{ROOT / 'examples' / 'scripted-5e1f0c2a.yaml'}",
+                                           sources=(str(ROOT / "examples" / "INC-88.md"),)), store=store)
     return res.path
 
 
@@ -110,15 +111,21 @@ def test_criteria_citations_open_the_cited_steps_text(conv_store: Any, tmp_path:
 # --- issue 27: a report that answers at a glance ----------------------------------------------------
 
 SUMMARY_JS = """
-var out={figures:{},exact:{},bars:{},labels:[],ticks:[],spans:[],details:[]};
+var out={figures:{},exact:{},bars:{},labels:[],ticks:[],spans:[],details:[],words:[],shown:{},legend:[]};
+function seen(e){return e.getBoundingClientRect().width>0;}
 document.querySelectorAll('[data-figure]').forEach(function(e){out.figures[e.dataset.figure]=e.textContent.trim();
   if(e.dataset.exact!==undefined){out.exact[e.dataset.figure]=e.dataset.exact;}});
-document.querySelectorAll('[data-picture="cost-bars"] rect').forEach(function(r){
+document.querySelectorAll('[data-summary] [data-figure]').forEach(function(e){var r=e.getBoundingClientRect();
+  out.shown[e.dataset.figure]=[r.left,r.right];});
+document.querySelectorAll('[data-picture="cost-bars"] rect').forEach(function(r){if(!seen(r.closest('svg'))){return;}
   out.bars[r.dataset.target]=(out.bars[r.dataset.target]||0)+parseFloat(r.getAttribute('width'));
   out.labels.push([r.dataset.target,r.dataset.label,parseFloat(r.getAttribute('width'))]);});
 document.querySelectorAll('[data-picture="timeline"] text.tick, [data-picture="spend"] text.tick').forEach(function(t){
-  out.ticks.push(t.closest('svg').dataset.picture+' '+t.textContent);});
-document.querySelectorAll('[data-picture="spend"] rect[data-span]').forEach(function(r){out.spans.push(r.dataset.span);});
+  if(seen(t.closest('svg'))){out.ticks.push(t.closest('svg').dataset.picture+' '+t.textContent);}});
+document.querySelectorAll('[data-picture="spend"] rect[data-span]').forEach(function(r){if(seen(r.closest('svg'))){out.spans.push(r.dataset.span);}});
+document.querySelectorAll('[data-picture="cost-bars"] text, [data-picture="spend"] text').forEach(function(t){
+  if(seen(t.closest('svg'))){out.words.push([t.textContent,t.getBoundingClientRect().height]);}});
+document.querySelectorAll('[data-legend]').forEach(function(e){out.legend.push(e.dataset.legend);});
 document.querySelectorAll('details').forEach(function(d){out.details.push([d.id||d.className,d.open]);});
 var d=document.documentElement; out.scroll=d.scrollWidth; out.view=d.clientWidth;
 out.failed=document.querySelectorAll('[data-failed]').length; out.ready=document.body.dataset.ready;
@@ -164,6 +171,9 @@ def test_the_summary_and_pictures_at_a_phone_and_a_desk(example_run: Path, tmp_p
         assert abs(shown - Decimal(c["total"]["money"])) <= Decimal("0.005")  # cents
     for k in ("achievement", "efficiency", "coverage", "delivered"):
         assert f[f"scores.{k}"] == st["scores"][k]["rounded"]
+    # judging by the scripted evaluator is unpriced and nothing bounds it: said so, with no "?" beside it
+    assert st["judging"]["total"]["money"] is None and Decimal(st["judging"]["total"]["at_least"] or 0) == 0
+    assert "judging.total.money" not in f
     # every target's bar to one scale: its length over the longest is its cost over the largest
     costs = {t["id"]: Decimal(t["cost"]["total"]["money"]) for t in st["targets"]}
     top_id = max(costs, key=costs.get)
@@ -177,8 +187,14 @@ def test_the_summary_and_pictures_at_a_phone_and_a_desk(example_run: Path, tmp_p
     for cause in ("main_agent", "subtask", "unknown"):
         part = sum(Decimal(t["cost"]["avoidable_by_cause"][cause]["money"]) for t in st["targets"])
         assert f[f"avoidable.{cause}"] == f"{float(part / whole):.1%}"
+    # the pictures' words at the page's size on a phone as on a desk (an SVG scaled to 390 px drew them at 4 px)
+    assert got["words"] and all(h >= 10 for _, h in got["words"]), [w for w in got["words"] if w[1] < 10]
+    # the summary at a glance: every figure of it on the screen, none behind a sideways scroll
+    assert got["shown"] and all(0 <= a and b <= width for a, b in got["shown"].values()), got["shown"]
+    # the legend names the labels drawn, no other
+    assert set(got["legend"]) == {k for t in st["targets"] for k, v in t["cost"]["by_label"].items() if Decimal(v["money"] or 0) > 0}
     # time axes under the timeline and the cost over time; each target's spans drawn
-    assert any(x.startswith("timeline ") for x in got["ticks"]) and any(x.startswith("spend ") for x in got["ticks"])
+    assert any(x.startswith("timeline ") for x in got["ticks"]) and sum(x.startswith("spend ") for x in got["ticks"]) >= 2
     assert set(got["spans"]) == {t["id"] for t in st["targets"] if t["times"]["observed"]}
     # long lists folded until asked for
     assert got["details"] and not any(is_open for _, is_open in got["details"])

@@ -10,6 +10,7 @@ only opens a cited step beside the report and marks the page ``data-ready``.
 
 from __future__ import annotations
 
+from functools import partial
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -48,10 +49,14 @@ a.cite{font-family:ui-monospace,Menlo,monospace;font-size:12px;background:#eef3f
 .step:target,.step.open{display:block}.step pre{white-space:pre-wrap;word-break:break-word;margin:6px 0 0;max-height:420px;overflow:auto}
 .note{color:#8a5a00}svg text{font:11px system-ui,sans-serif;fill:#333}
 .scroll{overflow-x:auto;max-width:100%}.pic{width:100%;height:auto;display:block}
+.narrow-pic{display:none}table.manifest td{word-break:break-all}
 .failed{background:#fdecea;border:1px solid #e8b4ae;border-radius:8px;padding:10px 14px;margin:12px 0;color:#7a1c12}
 details>summary{cursor:pointer;color:var(--dim);margin:6px 0}td.wrap{word-break:break-word}
-@media (max-width:640px){main{padding:12px}.cards{gap:8px}.card{min-width:0;flex:1 1 140px;padding:8px 10px}
-.card .big{font-size:20px}h1{font-size:17px;word-break:break-all}td,th{padding:3px 4px}}
+@media (max-width:640px){.wide-pic{display:none}.narrow-pic{display:block}main{padding:12px}.cards{gap:8px}.card{min-width:0;flex:1 1 140px;padding:8px 10px}
+.card .big{font-size:20px}h1{font-size:17px;word-break:break-all}td,th{padding:3px 4px}
+table.summary tr:first-child{display:none}table.summary tr{display:flex;flex-wrap:wrap;align-items:baseline;column-gap:10px;
+border-bottom:1px solid var(--line);padding:4px 0}table.summary td{border:0;padding:1px 0}table.summary td.num{text-align:left}
+table.summary td[data-label]::before{content:attr(data-label) " ";color:var(--dim);font-size:12px}}
 """
 
 SCRIPT = """
@@ -93,7 +98,7 @@ def amount(a: dict[str, Any] | None, fig: str) -> str:
     m = a.get("money")
     s = (_money(a, f"{fig}.money") + " · " if m is not None else
          f'<span class="dim">unpriced ({a.get("unpriced", 0)} calls)</span>'
-         + (f' {_money(a, f"{fig}.money")}' if a.get("at_least") is not None else "") + " · ")
+         + (f' {_money(a, f"{fig}.money")}' if _value({"money": a.get("at_least")}, "money") > 0 else "") + " · ")  # a bound of nothing says nothing
     return s + f'<span data-figure="{_e(fig)}.tokens">{a.get("tokens", 0):,}</span> tokens'
 
 
@@ -194,11 +199,11 @@ def summary(st: dict[str, Any], unit: str) -> str:
         rw = o.get("rework") or []
         rows.append(
             f'<tr data-summary="{_e(t["id"])}"><td class="mono">{_e(t["id"])}</td><td>{_badge(class_words(o.get("class")))}</td>'
-            f'<td>{"—" if o.get("class") == NOT_JUDGED else _e(o.get("level"))}</td>'
-            f'<td class="num">{_short(c["total"], unit, f + ".cost")}</td>'
-            f'<td class="num">{_short(c["avoidable"], unit, f + ".avoidable")}</td>'
-            f'<td class="num"><span data-figure="{f}.time">{_secs(t["times"].get("observed_seconds"))}</span></td>'
-            f'<td class="num"><span data-figure="{f}.rework">{len(rw)}</span>'
+            f'<td data-label="level">{"—" if o.get("class") == NOT_JUDGED else _e(o.get("level"))}</td>'
+            f'<td class="num" data-label="cost">{_short(c["total"], unit, f + ".cost")}</td>'
+            f'<td class="num" data-label="avoidable">{_short(c["avoidable"], unit, f + ".avoidable")}</td>'
+            f'<td class="num" data-label="time"><span data-figure="{f}.time">{_secs(t["times"].get("observed_seconds"))}</span></td>'
+            f'<td class="num" data-label="rework"><span data-figure="{f}.rework">{len(rw)}</span>'
             + (f' · {_short(o.get("rework_cost"), unit, f + ".rework_cost")}' if rw else "") + "</td></tr>")
     return ('<div class="scroll"><table class="summary"><tr><th>target</th><th>class</th><th>level</th><th>cost</th>'
             '<th>avoidable</th><th>time</th><th>rework</th></tr>' + "".join(rows) + "</table></div>")
@@ -210,7 +215,8 @@ def cost_bars(st: dict[str, Any], unit: str, width: int = 1000) -> str:
     top = max((_value(t["cost"]["total"], unit) for t in ts), default=0.0)
     if top <= 0:
         return '<p class="dim">no cost to draw</p>'
-    left, usable, out, y = 60, width - 160, [], 0
+    left = 60 if width >= WIDE else 30
+    usable, out, y = width - left - (100 if width >= WIDE else 96), [], 0
     for t in ts:
         total = _value(t["cost"]["total"], unit)
         x = float(left)
@@ -230,6 +236,21 @@ def cost_bars(st: dict[str, Any], unit: str, width: int = 1000) -> str:
             f'data-picture="cost-bars">{"".join(out)}</svg>')
 
 
+WIDE = 600
+"""A picture drawn this many units wide or more is the desk's; narrower, the phone's."""
+NARROW = 360
+"""The phone's drawing: about as many units as a 390 px screen has pixels, so its words are drawn
+at the page's size, not a third of it."""
+
+
+def pictures(draw: Any, st: dict[str, Any], unit: str) -> str:
+    """A picture drawn twice, for a desk (1000 units) and for a phone (:data:`NARROW` units, fewer
+    ticks), the page showing the one that fits its width (the CSS's ``.wide-pic``/``.narrow-pic``):
+    an SVG scaled down to a phone's width would draw its 11 px words at 4 px."""
+    return (f'<div class="wide-pic">{draw(st, unit, width=1000)}</div>'
+            f'<div class="narrow-pic">{draw(st, unit, width=NARROW)}</div>')
+
+
 def _ticks(lo: Any, hi: Any, most: int = 6) -> list[Any]:
     """Round instants between ``lo`` and ``hi`` for a time axis, at most ``most``."""
     import datetime as dt
@@ -246,12 +267,12 @@ def _ticks(lo: Any, hi: Any, most: int = 6) -> list[Any]:
     return out
 
 
-def _axis(lo: Any, hi: Any, x0: float, usable: float, y: float) -> list[str]:
-    """A time axis under a picture: a line and round instants labelled (UTC)."""
+def _axis(lo: Any, hi: Any, x0: float, usable: float, y: float, most: int = 6) -> list[str]:
+    """A time axis under a picture: a line and round instants labelled (UTC), at most ``most``."""
     span = max((hi - lo).total_seconds(), 1.0)
     fmt = "%m-%d %H:%M" if span > 86400 else "%H:%M:%S" if span < 300 else "%H:%M"
     out = [f'<line x1="{x0}" y1="{y}" x2="{x0 + usable}" y2="{y}" stroke="#999"/>']
-    for t in _ticks(lo, hi):
+    for t in _ticks(lo, hi, most):
         x = x0 + usable * (t - lo).total_seconds() / span
         out.append(f'<line x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 4}" stroke="#999"/>'
                    f'<text class="tick" x="{x:.1f}" y="{y + 16}" text-anchor="middle">{t.strftime(fmt)}</text>')
@@ -270,7 +291,8 @@ def spend_over_time(spend: list[dict[str, Any]], st: dict[str, Any], unit: str, 
         return '<p class="dim">no cost with a recorded time to draw</p>'
     lo, hi = min(pts), max(pts)
     span = max((hi - lo).total_seconds(), 1.0)
-    left, usable, height = 60, width - 80, 160
+    wide = width >= WIDE
+    left, usable, height = (60, width - 80, 160) if wide else (36, width - 60, 120)
 
     def X(t: Any) -> float:
         return left + usable * (t - lo).total_seconds() / span
@@ -300,7 +322,7 @@ def spend_over_time(spend: list[dict[str, Any]], st: dict[str, Any], unit: str, 
                            f'fill="{CLASS_COLOURS.get(x["outcome"].get("class") or "", "#777")}"><title>{_e(x["id"])}: '
                            f'{_e(sp.get("start"))} – {_e(sp.get("end"))}</title></rect>')
         y += 18
-    out += _axis(lo, hi, left, usable, y + 4)
+    out += _axis(lo, hi, left, usable, y + 4, 6 if wide else 4)
     return (f'<svg class="pic" viewBox="0 0 {width} {y + 40}" role="img" aria-label="cost over time with the targets\' spans" '
             f'data-picture="spend">{"".join(out)}</svg>')
 
@@ -365,10 +387,11 @@ def render(m: dict[str, Any]) -> str:
     unit = (sc.get("achievement") or {}).get("unit", "tokens")
     if st.get("targets"):
         h.append("<h2>summary</h2>" + summary(st, unit))
-        h.append("<h2>cost of each target, by label</h2>" + cost_bars(st, unit))
-        h.append('<div class="legend">' + "".join(f'<span><i style="background:{c}"></i>{_e(k)}</span>'
-                                                  for k, c in LABEL_COLOURS.items()) + "</div>")
-        h.append("<h2>cost over time</h2>" + spend_over_time(m.get("spend", []), st, unit))
+        h.append("<h2>cost of each target, by label</h2>" + pictures(cost_bars, st, unit))
+        drawn = {k for t in st["targets"] for k, v in t["cost"].get("by_label", {}).items() if _value(v, unit) > 0}
+        h.append('<div class="legend">' + "".join(f'<span data-legend="{_e(k)}"><i style="background:{c}"></i>{_e(k)}</span>'
+                                                  for k, c in LABEL_COLOURS.items() if k in drawn) + "</div>")  # the labels drawn
+        h.append("<h2>cost over time</h2>" + pictures(partial(spend_over_time, m.get("spend", [])), st, unit))
         h.append("<h2>avoidable, by cause</h2>" + avoidable_share(st, unit))
     # what a failed stage leaves unknown is said in its line above, not again here
     notes = [f"{k}: {v}" for k, v in (st.get("basis") or {}).items() if not str(v).startswith("used") and k not in failed] \

@@ -119,8 +119,9 @@ def sources_html(st: dict[str, Any], esc: Any) -> str:
                  ("bytes", f"{s['bytes']:,}" + (" (cut at the bound)" if s.get("cut") else "") if s.get("bytes") is not None else None),
                  ("sha256", s.get("sha256")), ("text sha256", s.get("text_sha256")), ("title", s.get("title")),
                  ("author", s.get("author")), ("published", s.get("published")), ("revision", s.get("revision"))]
-        h.append('<table class="manifest">' + "".join(f'<tr><th>{esc(k)}</th><td class="mono">{esc(v)}</td></tr>'
-                                                      for k, v in facts if v) + "</table>")
+        # in a scrolling box, as every table of the page: a path or a digest never widens the page on a phone
+        h.append('<div class="scroll"><table class="manifest">' + "".join(f'<tr><th>{esc(k)}</th><td class="mono">{esc(v)}</td></tr>'
+                                                                          for k, v in facts if v) + "</table></div>")
         cs = s.get("conclusions") or []
         if cs:
             rows = []
@@ -137,8 +138,8 @@ def sources_html(st: dict[str, Any], esc: Any) -> str:
                             + (" <span class=\"dim\">(judgment)</span>" if c.get("judgment") else "")
                             + f'</td><td>{esc(about)}</td><td>{effect}'
                             + (f'<div class="dim">{esc(", ".join(c["causes"]))}</div>' if c.get("causes") else "") + "</td></tr>")
-            h.append("<table><tr><th>conclusion</th><th>what it says</th><th>verdict</th><th>about</th><th>what it changed</th></tr>"
-                     + "".join(rows) + "</table>")
+            h.append('<div class="scroll"><table><tr><th>conclusion</th><th>what it says</th><th>verdict</th><th>about</th>'
+                     "<th>what it changed</th></tr>" + "".join(rows) + "</table></div>")
     return "".join(h)
 
 
