@@ -124,7 +124,8 @@ document.querySelectorAll('[data-picture="timeline"] text.tick, [data-picture="s
   if(seen(t.closest('svg'))){out.ticks.push(t.closest('svg').dataset.picture+' '+t.textContent);}});
 document.querySelectorAll('[data-picture="spend"] rect[data-span]').forEach(function(r){if(seen(r.closest('svg'))){out.spans.push(r.dataset.span);}});
 document.querySelectorAll('[data-picture="cost-bars"] text, [data-picture="spend"] text').forEach(function(t){
-  if(seen(t.closest('svg'))){out.words.push([t.textContent,t.getBoundingClientRect().height]);}});
+  if(seen(t.closest('svg'))){var r=t.getBoundingClientRect(), box=t.closest('svg').getBoundingClientRect();
+    out.words.push([t.textContent,r.height,r.left>=box.left-1&&r.right<=box.right+1]);}});
 document.querySelectorAll('[data-legend]').forEach(function(e){out.legend.push(e.dataset.legend);});
 document.querySelectorAll('details').forEach(function(d){out.details.push([d.id||d.className,d.open]);});
 var d=document.documentElement; out.scroll=d.scrollWidth; out.view=d.clientWidth;
@@ -188,7 +189,8 @@ def test_the_summary_and_pictures_at_a_phone_and_a_desk(example_run: Path, tmp_p
         part = sum(Decimal(t["cost"]["avoidable_by_cause"][cause]["money"]) for t in st["targets"])
         assert f[f"avoidable.{cause}"] == f"{float(part / whole):.1%}"
     # the pictures' words at the page's size on a phone as on a desk (an SVG scaled to 390 px drew them at 4 px)
-    assert got["words"] and all(h >= 10 for _, h in got["words"]), [w for w in got["words"] if w[1] < 10]
+    assert got["words"] and all(h >= 10 for _, h, _ in got["words"]), [w for w in got["words"] if w[1] < 10]
+    assert all(inside for _, _, inside in got["words"]), [w for w in got["words"] if not w[2]]  # none cut at the edge
     # the summary at a glance: every figure of it on the screen, none behind a sideways scroll
     assert got["shown"] and all(0 <= a and b <= width for a, b in got["shown"].values()), got["shown"]
     # the legend names the labels drawn, no other
@@ -245,3 +247,35 @@ def test_a_failed_stage_is_said_once_with_what_to_do(store: Any, tmp_path: Path)
     with browser.Page((res.path / "report.html").as_uri(), 390) as page:
         got = page.run(SUMMARY_JS)
     assert got["failed"] == len(failed) and got["scroll"] <= 390
+    # no call was labelled: what was avoidable is not known, never $0, and the share by cause says so
+    st = json.loads((res.path / "close.json").read_text())["statement"]
+    assert "efficiency" in failed and all(set(t["cost"]["by_label"]) == {"not_reviewed"} for t in st["targets"])
+    for t in st["targets"]:
+        assert f"summary.{t['id']}.avoidable" not in got["figures"] and f"targets.{t['id']}.cost.avoidable.tokens" not in got["figures"]
+        row = html[html.index(f'data-summary="{t["id"]}"'):]
+        assert 'data-label="avoidable"><span class="dim" data-not-reviewed="1">not reviewed</span>' in row[:row.index("</tr>")]
+    assert got["figures"]["avoidable.not_reviewed"] == "100.0%"
+    assert all(got["figures"][f"avoidable.{k}"] == "0.0%" for k in ("main_agent", "subtask", "unknown"))
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_corpus_run_fits_a_phone_and_a_desk(corpus_store: Any, tmp_path: Path, width: int) -> None:
+    """258c7280 (an hour's work, $12 a target, no call labelled): the page no wider than the screen,
+    the pictures' words at the page's size and inside their pictures (a target's "$12.13 (≥ $12.13)"
+    beside its bar was cut at the edge of the desk's drawing)."""
+    from asz_core.judge import report_html
+
+    from .conftest import inputs_of, plain_answer
+    from .test_target_cost import SPOTTER, run_targets
+
+    path = run_targets(corpus_store, tmp_path, SPOTTER, plain_answer(inputs_of(corpus_store, SPOTTER)))  # one target
+    page = path / "report.html"
+    if not page.exists():
+        report_html.write(path, corpus_store)
+    st = json.loads((path / "close.json").read_text())["statement"]
+    assert max(len(shown_amount(t["cost"]["total"])[0] or "") for t in st["targets"]) >= 17  # "$12.13 (≥ $12.13)"
+    with browser.Page(page.as_uri(), width) as p:
+        got = p.run(SUMMARY_JS)
+    assert got["ready"] == "1" and got["scroll"] <= width
+    assert got["words"] and all(h >= 10 and inside for _, h, inside in got["words"]), [w for w in got["words"] if w[1] < 10 or not w[2]]
+    assert got["shown"] and all(0 <= a and b <= width for a, b in got["shown"].values()), got["shown"]

@@ -201,12 +201,22 @@ def summary(st: dict[str, Any], unit: str) -> str:
             f'<tr data-summary="{_e(t["id"])}"><td class="mono">{_e(t["id"])}</td><td>{_badge(class_words(o.get("class")))}</td>'
             f'<td data-label="level">{"—" if o.get("class") == NOT_JUDGED else _e(o.get("level"))}</td>'
             f'<td class="num" data-label="cost">{_short(c["total"], unit, f + ".cost")}</td>'
-            f'<td class="num" data-label="avoidable">{_short(c["avoidable"], unit, f + ".avoidable")}</td>'
+            f'<td class="num" data-label="avoidable">{_short(c["avoidable"], unit, f + ".avoidable") if reviewed(c) else NOT_REVIEWED}</td>'
             f'<td class="num" data-label="time"><span data-figure="{f}.time">{_secs(t["times"].get("observed_seconds"))}</span></td>'
             f'<td class="num" data-label="rework"><span data-figure="{f}.rework">{len(rw)}</span>'
             + (f' · {_short(o.get("rework_cost"), unit, f + ".rework_cost")}' if rw else "") + "</td></tr>")
     return ('<div class="scroll"><table class="summary"><tr><th>target</th><th>class</th><th>level</th><th>cost</th>'
             '<th>avoidable</th><th>time</th><th>rework</th></tr>' + "".join(rows) + "</table></div>")
+
+
+NOT_REVIEWED = '<span class="dim" data-not-reviewed="1">not reviewed</span>'
+"""What an avoidable part is where no call of the target was labelled: not $0, which says none was
+avoidable (the terminal says the same: statement_text)."""
+
+
+def reviewed(c: dict[str, Any]) -> bool:
+    """Some call of a target's cost was labelled (its ``by_label`` holds more than ``not_reviewed``)."""
+    return bool(set(c.get("by_label") or {}) - {"not_reviewed"})
 
 
 def cost_bars(st: dict[str, Any], unit: str, width: int = 1000) -> str:
@@ -216,7 +226,9 @@ def cost_bars(st: dict[str, Any], unit: str, width: int = 1000) -> str:
     if top <= 0:
         return '<p class="dim">no cost to draw</p>'
     left = 60 if width >= WIDE else 30
-    usable, out, y = width - left - (100 if width >= WIDE else 96), [], 0
+    shown = {t["id"]: of_amount(t["cost"]["total"]) if unit == "money" else f'{t["cost"]["total"].get("tokens", 0):,}' for t in ts}
+    room = 12 + 7 * max(len(x) for x in shown.values())  # the widest figure beside its bar, at 11 px (< 7 units a letter)
+    usable, out, y = width - left - room, [], 0
     for t in ts:
         total = _value(t["cost"]["total"], unit)
         x = float(left)
@@ -229,8 +241,7 @@ def cost_bars(st: dict[str, Any], unit: str, width: int = 1000) -> str:
                        f'fill="{LABEL_COLOURS.get(k, "#999")}"><title>{_e(t["id"])} {_e(k)}: '
                        f'{_e(dollars(v.get("money")) if unit == "money" else v.get("tokens"))}</title></rect>')
             x += w
-        shown = of_amount(t["cost"]["total"]) if unit == "money" else f'{t["cost"]["total"].get("tokens", 0):,}'
-        out.append(f'<text x="{left + usable * total / top + 6:.1f}" y="{y + 14}">{_e(shown)}</text>')
+        out.append(f'<text x="{left + usable * total / top + 6:.1f}" y="{y + 14}">{_e(shown[t["id"]])}</text>')
         y += 26
     return (f'<svg class="pic" viewBox="0 0 {width} {y}" role="img" aria-label="cost of each target by label, one scale" '
             f'data-picture="cost-bars">{"".join(out)}</svg>')
@@ -343,8 +354,16 @@ def avoidable_share(st: dict[str, Any], unit: str, width: int = 1000) -> str:
         shown = dollars(f"{v:.6f}") if unit == "money" else f"{int(v):,} tokens"
         legend.append(f'<span><i style="background:{CAUSE_COLOURS[k]}"></i>{_e(label)} '
                       f'<b data-figure="avoidable.{k}">{v / total:.1%}</b> ({_e(shown)})</span>')
+    # what no stage labelled is not "not avoidable": said apart, so a failed efficiency stage reads as unknown
+    unseen = sum(_value(t["cost"]["by_label"].get("not_reviewed"), unit) for t in ts)
+    if unseen > 0:
+        w = width * unseen / total
+        out.append(f'<rect data-cause="not_reviewed" x="{x:.2f}" y="0" width="{w:.2f}" height="22" fill="{LABEL_COLOURS["not_reviewed"]}"/>')
+        x += w
+        legend.append(f'<span><i style="background:{LABEL_COLOURS["not_reviewed"]}"></i>not reviewed '
+                      f'<b data-figure="avoidable.not_reviewed">{unseen / total:.1%}</b></span>')
     out.append(f'<rect x="{x:.2f}" y="0" width="{max(width - x, 0):.2f}" height="22" fill="#dfe6df"/>')
-    legend.append('<span><i style="background:#dfe6df"></i>not avoidable or not reviewed</span>')
+    legend.append('<span><i style="background:#dfe6df"></i>not avoidable</span>')
     return (f'<svg class="pic" viewBox="0 0 {width} 22" preserveAspectRatio="none" style="height:22px" role="img" '
             f'aria-label="avoidable share by cause" data-picture="avoidable">{"".join(out)}</svg>'
             f'<div class="legend">{"".join(legend)}</div>')
@@ -490,13 +509,15 @@ def _target(t: dict[str, Any], steps: dict[str, Any], unit: str, inputs: list[tu
          f'{o["met"]} of {o["live"]} criteria met, {o["unknown"]} unknown</div>',
          f'<div class="scroll"><table><tr><th style="width:150px">cost</th><td>{amount(c["total"], f + ".cost.total")}</td></tr>'
          f'<tr><th>by label</th><td>{bar(c["by_label"], unit)}</td></tr>'
-         f'<tr><th>avoidable</th><td>{amount(c["avoidable"], f + ".cost.avoidable")} (sub-agents caused '
-         f'{amount(c["avoidable_by_cause"].get("subtask"), f + ".cost.avoidable_subtask")}; cause not shown '
-         f'{amount(c["avoidable_by_cause"].get("unknown"), f + ".cost.avoidable_unknown")})</td></tr>'
+         + (f'<tr><th>avoidable</th><td>{amount(c["avoidable"], f + ".cost.avoidable")} (sub-agents caused '
+            f'{amount(c["avoidable_by_cause"].get("subtask"), f + ".cost.avoidable_subtask")}; cause not shown '
+            f'{amount(c["avoidable_by_cause"].get("unknown"), f + ".cost.avoidable_unknown")})</td></tr>' if reviewed(c) else
+            f'<tr><th>avoidable</th><td>{NOT_REVIEWED}: no call of it was labelled</td></tr>') +
          f'<tr><th>not reviewed</th><td>{amount(c["not_reviewed"], f + ".cost.not_reviewed")}</td></tr>'
          f'<tr><th>sub-agents\' calls</th><td>{amount(c["subagents"], f + ".cost.subagents")}</td></tr>'
          f'<tr><th>observed time</th><td><span data-figure="{f}.times.observed_seconds">{_secs(tm.get("observed_seconds"))}</span>'
-         f' · avoidable <span data-figure="{f}.times.avoidable_seconds">{_secs(tm.get("avoidable_seconds"))}</span></td></tr>'
+         + (f' · avoidable <span data-figure="{f}.times.avoidable_seconds">{_secs(tm.get("avoidable_seconds"))}</span>'
+            if reviewed(c) else " · avoidable " + NOT_REVIEWED) + '</td></tr>'
          f'<tr><th>talks</th><td>{_e(", ".join(t["talks"]) or "—")}</td></tr>'
          f'<tr><th>inputs</th><td>{" ".join(cite(s, steps) + " " + _e(a) for s, a in inputs) or "—"}</td></tr>'
          + (f'<tr><th>corrections</th><td>{_e(", ".join(t["corrections"]))}</td></tr>' if t["corrections"] else "")
