@@ -27,7 +27,7 @@ def _out(*args: str, columns: int = 100) -> tuple[int, str]:
 
 def test_an_empty_store_says_to_collect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASZ_HOME", str(tmp_path / "empty"))
-    for cmd in (("ledger",), ("conversations",), ("ledger", "--by", "day")):
+    for cmd in (("ledger",), ("conversations",), ("ledger", "--by", "day"), ("ledger", "--by", "month"), ("ledger", "--by", "block")):
         code, out = _out(*cmd)
         assert code == 0 and "nothing collected yet: run `asz collect`" in out and "┃" not in out, (cmd, out)
 
@@ -39,14 +39,16 @@ def test_a_span_that_finds_nothing_says_when_the_newest_activity_was(corpus_stor
     newest = max(s.last_call for s in summaries(store=corpus_store)[0] if s.last_call)
     shown = f"{newest[:10]} {newest[11:16]}"  # in UTC
     for cmd in (("ledger", "--since", "2099-01-01", "--tz", "UTC"), ("conversations", "--since", "2099-01-01", "--tz", "UTC"),
-                ("ledger", "--by", "day", "--since", "2099-01-01", "--tz", "UTC")):
+                ("ledger", "--by", "day", "--since", "2099-01-01", "--tz", "UTC"),
+                ("ledger", "--by", "block", "--since", "2099-01-01", "--tz", "UTC")):
         code, out = _out(*cmd, columns=200)
         assert code == 0 and "from 2099-01-01 00:00" in out and "┃" not in out, out
         assert re.search(r"the newest activity collected is \d{4}-\d\d-\d\d \d\d:\d\d", out), out
     code, out = _out("ledger", "--since", "2099-01-01", "--tz", "UTC", columns=200)
     assert shown in out, (shown, out)
-    code, out = _out("ledger", "--project", "no-such-project-anywhere")
-    assert "no model call of project 'no-such-project-anywhere' among" in out
+    for by in ((), ("--by", "block")):
+        code, out = _out("ledger", "--project", "no-such-project-anywhere", *by)
+        assert "no model call of project 'no-such-project-anywhere' among" in out, (by, out)
 
 
 def test_n_below_one_is_an_error(corpus_store, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -152,6 +152,11 @@ class BlockLedger:
     prices: Any
     """The :class:`~asz_core.pricing.PriceFile`."""
     filter: Any
+    collected: int = 1
+    """Conversations collected (before the filter): none, and the table says to collect."""
+    newest: str | None = None
+    """The last model call collected (before the filter), asked for only when no block was found:
+    what a span that finds nothing says."""
 
 
 def ledger_blocks(f: Any = None, *, prices: str | None = None, store: Any = None, now: dt.datetime | None = None) -> BlockLedger:
@@ -162,4 +167,13 @@ def ledger_blocks(f: Any = None, *, prices: str | None = None, store: Any = None
     f = f or Filter()
     now = now or dt.datetime.now(dt.UTC)
     found = list(timed_calls(f, prices=prices, store=store))
-    return BlockLedger(tuple(blocks(found, now)), now, load_prices(prices).file, f)
+    collected, newest = 1, None
+    if not found:  # said as the other tables say it: collect first, or when the newest activity was
+        from .ledger import summaries
+        from .store import Store
+
+        sums = summaries(prices=prices, store=store or Store.open())[0]
+        collected = len(sums)
+        newest = max((x.last_call for x in sums if x.last_call), key=lambda t: instant(t) or dt.datetime.min.replace(tzinfo=dt.UTC),
+                     default=None)
+    return BlockLedger(tuple(blocks(found, now)), now, load_prices(prices).file, f, collected, newest)

@@ -301,7 +301,11 @@ def blocks_text(bl: Any, tz: Any = None) -> Group | Text:
     from .blocks import HOURS, burn
 
     if not bl.blocks:
-        return Text("no model call with a time to place in a block" + (" in that span" if bl.filter.timed else ""), style="dim")
+        f = bl.filter
+        if bl.collected and not (f.timed or f.projects or f.runtimes):  # calls collected, none of them timed
+            return Text("no model call with a time to place in a block", style="dim")
+        # nothing collected, or a span or a project that finds nothing: as every other table says it
+        return Text(nothing_note(bl.collected, f, bl.newest, "model call"))
     first = {"start": Col("block start"), "status": Col("status", wrap=True, min=12), "models": Col("models", wrap=True, min=14),
              "family": Col("models", wrap=True, min=12), "when": Col("block start")}
     nothing = dict.fromkeys(("calls", "input", "output", "cache_read", "cache_write", "tokens", "money", "bound"), "—")
