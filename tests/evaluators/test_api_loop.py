@@ -117,6 +117,22 @@ def test_a_missing_sdk_says_the_pip_line(tmp_path: Path, monkeypatch: pytest.Mon
     assert line in str(exc.value)
 
 
+@pytest.mark.parametrize(("cls", "module", "key"), [(AnthropicEvaluator, "anthropic", "ANTHROPIC_API_KEY"),
+                                                   (OpenAIEvaluator, "openai", "OPENAI_API_KEY")])
+def test_no_key_says_to_install_the_sdk_only_when_it_is_missing(monkeypatch: pytest.MonkeyPatch, cls: Any, module: str,
+                                                                key: str) -> None:
+    import importlib.util
+
+    for k in cls.key_env:
+        monkeypatch.delenv(k, raising=False)
+    real_find = importlib.util.find_spec
+    there = cls.available({"model": "m"})
+    assert not there.ok and key in there.why and "pip install" not in there.why, there.why  # its SDK is installed here
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == module else real_find(n, *a))
+    missing = cls.available({"model": "m"})
+    assert not missing.ok and key in missing.why and f"pip install 'asz-evaluators[{cls.extra}]'" in missing.why, missing.why
+
+
 def test_a_model_must_be_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "x")  # (a key, so that the model is what the check is about)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

@@ -165,10 +165,9 @@ REFUSED = [
      "the kiro-cli evaluator cannot run here: kiro-cli ({bin}/kiro-cli) is not logged in: run `kiro-cli login` "
      "(or set KIRO_API_KEY)"),
     ("anthropic:claude-sonnet-4-5", {}, _nothing,
-     "the anthropic evaluator cannot run here: set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN "
-     "(pip install 'asz-evaluators[anthropic]')"),
+     "the anthropic evaluator cannot run here: set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN"),  # its SDK is installed
     ("openai:gpt-5.5", {}, _nothing,
-     "the openai evaluator cannot run here: set OPENAI_API_KEY (pip install 'asz-evaluators[openai]')"),
+     "the openai evaluator cannot run here: set OPENAI_API_KEY"),
     ("openai:gpt-5.5", {"OPENAI_API_KEY": "sk-x", "OPENAI_BASE_URL": "localhost:8080/v1"}, _nothing,
      "the openai evaluator cannot run here: OPENAI_API_KEY is set, but OPENAI_BASE_URL ('localhost:8080/v1') is no "
      "http:// or https:// URL with a host"),
@@ -177,7 +176,7 @@ REFUSED = [
      "is no URL: Port out of range 0-65535"),
     ("bedrock:us.deepseek.r1-v1:0", {}, _no_aws,
      "the bedrock evaluator cannot run here: set AWS_BEARER_TOKEN_BEDROCK or AWS credentials (AWS_ACCESS_KEY_ID and "
-     "AWS_SECRET_ACCESS_KEY, a profile, a role) (pip install 'asz-evaluators[bedrock]')"),
+     "AWS_SECRET_ACCESS_KEY, a profile, a role)"),
     ("bedrock:us.deepseek.r1-v1:0", {}, _aws_keys_no_region,
      "the bedrock evaluator cannot run here: AWS credentials are found (env), but no AWS region is set: set AWS_DEFAULT_REGION, "
      "or region in evaluators: {bedrock: ...}"),

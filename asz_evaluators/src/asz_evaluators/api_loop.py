@@ -252,9 +252,10 @@ class ApiEvaluator(EvaluatorBackend):
 
         has, said = cls.credentials(options)
         pip = f"pip install 'asz-evaluators[{cls.extra}]'"
-        if not has:
-            return Availability(False, f"{said} ({pip})")
-        if not all(importlib.util.find_spec(m) for m in cls.modules()):
+        sdk = all(importlib.util.find_spec(m) for m in cls.modules())
+        if not has:  # the pip line only when the SDK is missing too: never to install what is there
+            return Availability(False, said if sdk else f"{said}, and install the {cls.name} SDK ({pip})")
+        if not sdk:
             return Availability(False, f"{said}, but the {cls.name} SDK is not installed ({pip})")
         named = isinstance(options.get("model"), str) and options["model"]
         if not named and not cls.default_model:
