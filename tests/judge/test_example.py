@@ -105,3 +105,29 @@ def test_kit_example_prints_the_runs_summary_and_where_the_report_is(tmp_path: P
     assert re.search(r"^report .*report\.html$", out, re.M) and re.search(r"achievement \d\.\d\d", out)
     assert "┃ stage " not in out and "┃ input " not in out  # no stage table, no inputs table
     assert err.count("tokens/min") == 1 and "run closed" in err[err.index("tokens/min") - 300:]
+
+
+def test_a_whole_judge_run_says_its_rate_once_and_its_evaluator_once(tmp_path: Path) -> None:
+    """``asz judge`` without --brief: the run's progress, then every table. The scripted evaluator's
+    tokens a minute said once, as the run closes (the report under it was saying it again, in other
+    words and other figures); one evaluator judging every stage named once. ``-show`` alone still
+    says the rate, in the same words."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASZ_")}
+    env.update(ASZ_HOME=str(tmp_path / "home"), COLUMNS="120", NO_COLOR="1")
+    cli = [sys.executable, "-c", "from asz_core.cli import main; main()"]
+    script = f"scripted:{ROOT / 'examples' / 'scripted-5e1f0c2a.yaml'}"
+    subprocess.run([*cli, "collect", str(ROOT / "examples" / "claude-code")], env=env, check=True, capture_output=True)
+    r = subprocess.run([*cli, "judge", "5e1f0c2a", "--evaluator", script], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    both = " ".join((r.stderr + r.stdout).split())
+    assert both.count("tokens/min") == 1 and "per minute" not in both, both
+    assert both.count(script) == 1 and f"evaluator {script} (every stage)" in both
+    run = re.search(r"^run (\S+)", r.stdout, re.M)
+    assert run
+    shown = subprocess.run([*cli, "judge", "-show", Path(run.group(1)).name], env=env, capture_output=True, text=True, timeout=300)
+    said = " ".join(shown.stdout.split())
+    rate = re.search(r"run closed: .*?; ([\d,]+ input-side and [\d,]+ output tokens/min)", " ".join(r.stderr.split()))
+    assert rate and said.count("tokens/min") == 1 and rate.group(1) in said, (rate, said[-400:])

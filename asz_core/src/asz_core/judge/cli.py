@@ -143,7 +143,8 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
             emit(d, True)
         else:
             out.print(f"run {escape(str(result.path))}", soft_wrap=True, highlight=False)
-            emit(judge_report.summary_text(d) if brief else judge_report.run_text(d), False)
+            # the rate was said as the run closed (its progress): not again under the report
+            emit(judge_report.summary_text(d) if brief else judge_report.run_text(d, rate=False), False)
             if (result.path / "report.html").is_file():
                 out.print(f"report {escape(str(result.path / 'report.html'))}", soft_wrap=True, highlight=False)
         failed = runner.failures(result.path)

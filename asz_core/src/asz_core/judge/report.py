@@ -46,16 +46,25 @@ def summary_text(d: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-def run_text(d: dict[str, Any]) -> Group:
-    """A run read with :func:`asz_core.judge.runner.read_run`, for the terminal."""
+def evaluators_line(run: dict[str, Any]) -> str:
+    """Which evaluator judged each stage: once when one judged them all."""
+    specs = {s: e.get("spec") for s, e in (run.get("evaluators") or {}).items()}
+    if len(set(specs.values())) == 1:
+        return f"evaluator {next(iter(specs.values()))} (every stage)"
+    return "  ".join(f"{s}: {e}" for s, e in specs.items())
+
+
+def run_text(d: dict[str, Any], rate: bool = True) -> Group:
+    """A run read with :func:`asz_core.judge.runner.read_run`, for the terminal. ``rate``: the
+    closing line says the evaluator's tokens a minute (``asz judge`` says it once, as the run closes,
+    and asks for the report without it)."""
     run, stages, close = d["run"] or {}, d["stages"], d["close"]
     parts: list[Any] = []
     parts.append(Text.assemble((f"run {run.get('run')}", "bold"), f"  conversation {str(run.get('conversation'))[:8]} ",
                                f"({run.get('runtime')}) at {run.get('head')} ", (str(run.get("head_digest", ""))[:12], "dim"),
                                f"  window {run.get('window')}"))
     parts.append(Text(f"kit {str(run.get('kit'))[:12]}  prices {run.get('prices', {}).get('name')} "
-                      f"{str(run.get('prices', {}).get('sha256'))[:12]}  " + "  ".join(
-                          f"{s}: {e.get('spec')}" for s, e in (run.get("evaluators") or {}).items()), style="dim"))
+                      f"{str(run.get('prices', {}).get('sha256'))[:12]}  " + evaluators_line(run), style="dim"))
     for s_name, e in (run.get("evaluators") or {}).items():
         for n in e.get("notes") or ():
             parts.append(Text(f"{s_name} ({e.get('name')}): {n}", style="yellow"))
@@ -116,10 +125,12 @@ def run_text(d: dict[str, Any]) -> Group:
 
         parts.append(regroup_text(d, d["regroup"]))
     if close:
+        c, secs = close["consumed"], close.get("evaluator_seconds") or 0
         parts.append(Text(f"closed {close.get('ended')}: {close.get('seconds')} s; evaluator stages consumed "
-                          f"{_tok(close['consumed'])} over {close.get('evaluator_seconds')} s"
-                          + ("; per minute: " + ", ".join(f"{k} {v:,.0f}" for k, v in close["per_minute"].items())
-                             if close.get("evaluator_seconds") else "")))
+                          f"{_tok(c)} over {secs} s"
+                          # in the words and figures of the run's own closing line (context.consumed_line)
+                          + (f"; {(c['input'] + c['cache_read'] + c['cache_write']) / (secs / 60):,.0f} input-side and "
+                             f"{c['output'] / (secs / 60):,.0f} output tokens/min" if rate and secs > 0 else "")))
     else:
         parts.append(Text("the run has not closed", style="yellow"))
     return Group(*parts)
