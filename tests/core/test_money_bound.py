@@ -73,6 +73,9 @@ def test_every_table_and_total_shows_both_figures_in_one_line(floors) -> None:
             text = render(ledger_text(led, by), width)
             total = [ln for ln in text.splitlines() if "total" in ln and "$" in ln]
             assert total and all(w in total[0] for w in want), (by, width, text)
+            # what the money figures are, and how many calls' money is of known counts only, said in one note
+            said = [ln for ln in text.splitlines() if ln.startswith("money")]
+            assert len(said) == 1 and f"({t.incomplete} priced calls with a count unknown)" in " ".join(text.split()), (by, said)
     # a row whose output is all unknown shows its floor marked, never 0
     text = render(ledger_text(led, "talk"), 200)
     k4 = next(ln for ln in text.splitlines() if re.match(r"\W*k4\b", ln))

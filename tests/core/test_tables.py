@@ -137,6 +137,11 @@ def test_ledger_of_all(mixed, width: int, by) -> None:
     assert "calls made from 2025-10-01 00:00 (UTC)" in out
     if by is None:
         _whole(out, [al.shorts[x.conversation] for x in al.items])
+        # a project's folder cut with "…" where it does not fit, never folded onto a row's second line
+        head = next(x for x in out.splitlines() if "┃ project " in x)
+        col = [c.strip() for c in head.split("┃")].index("project")
+        more = [x.split("│") for x in out.splitlines() if x.startswith("│ ") and not x.split("│")[1].strip()]
+        assert not [c[col] for c in more if c[col].strip()], (width, [c[col] for c in more])
     assert any(x.startswith("│ total ") for x in out.splitlines())  # in whichever first column is drawn
     if by == "project":  # a path whole where it fits, else the fewest last folders that tell it apart
         paths = [r.key for _, r in al.rows if r.key.startswith("/")]

@@ -142,9 +142,10 @@ def unknown_notes(total: Tally) -> list[str]:
         lines.append("unknown (sums marked ≥): " + "; ".join(parts))
     if not total.money_complete and not blind(total):
         floors = f", {money(total.floor_money)} of it the output floors priced" if total.floor_money else ""
-        lines.append(f"money: the exact price of the known counts; at least: with what is known to have been output "
+        some = f" ({plural(total.incomplete, 'priced call')} with a count unknown)" if total.incomplete else ""
+        lines.append(f"money: the exact price of the known counts{some}; at least: with what is known to have been output "
                      f"(a lower bound{floors}): compare this one with ccusage")
-    if total.incomplete:
+    elif total.incomplete:  # said in the line above where it is drawn: once
         lines.append(f"money is of the known counts only for {plural(total.incomplete, 'priced call')}")
     if total.unpriced:
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(total.unpriced_reasons.items()))
@@ -258,8 +259,9 @@ def all_text(al: AllLedger) -> Group:
         t = ledger_table(f"{title} by {by}", first, (("conversation", by),),
                          [({"conversation": short.get(c or "", (c or "")[:8]), by: r.key}, r.tally) for c, r in al.rows], total, notes)
     else:
-        first = {"conversation": Col("conversation"), "runtime": Col("runtime"), "project": Col("project", wrap=True, min=10),
-                 "sub": Col("sub-agents", right=True)}
+        # a folder name cut with "…" where it does not fit, never folded mid-word: one line a conversation
+        first = {"conversation": Col("conversation"), "runtime": Col("runtime"),
+                 "project": Col("project", wrap=True, min=10, one_line=True), "sub": Col("sub-agents", right=True)}
         data = [({"conversation": short.get(r.key, r.key[:8]), "runtime": str(r.detail.get("runtime")),
                   "project": Text(folder(r.detail.get("project"))),
                   "sub": _sub_money(r.detail.get("subagents"))}, r.tally)
