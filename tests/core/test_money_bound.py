@@ -142,3 +142,32 @@ def test_docs_say_the_two_figures_first() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "ledger.md").read_text()
     first = text.split("\n\n")[1]
     assert "lower bound" in first and "≥" in first and "ccusage" in first
+
+
+def test_the_ledger_of_all_its_blocks_and_a_talks_calls_show_both_figures(floors) -> None:
+    """Across all conversations too (by conversation, project, day, month, block) the total holds the
+    known money and ``≥`` the bound in one line; and a call of ``asz show --talk`` whose output is
+    known only as a floor says ``out ?``, never ``out 0``."""
+    from asz_core.blocks import ledger_blocks
+    from asz_core.conversations import Filter, ledger_of_all
+    from asz_core.ledger_report import all_text, blocks_text
+    from asz_core.navigation import outline_of
+    from asz_core.report import outline_text
+
+    store, cid, _ = floors
+    t = L.for_conversation(cid, store=store).total
+    want = (money(t.money), f"≥ {money(t.money_bound)}")
+    assert t.money_bound > t.money
+    tables = {by: all_text(ledger_of_all(Filter(), by, store=store)) for by in (None, "project", "day", "month", "model")}
+    tables["block"] = blocks_text(ledger_blocks(Filter(), store=store))
+    for by, thing in tables.items():
+        for width in (200, 80):
+            text = render(thing, width)
+            total = [ln for ln in text.splitlines() if re.match(r"│ total ", ln)]
+            assert total and all(w in total[0] for w in want), (by, width, text)
+    led = L.for_conversation(cid, store=store)
+    floored = next(c for c in led.calls if c.usage.output is None and c.output_floor)
+    conv, head, steps = outline_of(cid, floored.talk, store=store)
+    text = render(outline_text(conv, head, steps, led), 200)
+    row = next(ln for ln in text.splitlines() if f"│ {floored.step} " in ln)
+    assert "out ?" in row and "out 0" not in text, row

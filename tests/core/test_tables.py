@@ -248,3 +248,42 @@ def test_file_operations(origin, width: int) -> None:
     else:
         _whole(out, [p[len(conv.project) + 1:] for p in inside if len(p) - len(conv.project) < 30])
         assert f"named from the project, {conv.project}" in " ".join(out.split())
+
+
+def test_a_run_of_talks_no_model_call_answered_is_one_row(tmp_path) -> None:
+    """Kiro's q.json ends with four talks of /save commands in a row and no model call: `asz show`
+    draws them as one row (k17–k20), its inputs together, no money, and says so once."""
+    from asz_core.collect import collect
+    from asz_core.store import Store
+
+    from tests.conftest import need_corpus
+    from .helpers import CORPUS
+
+    src = CORPUS / "kiro" / "metaneutrons__SnapcastClient" / "q.json"
+    need_corpus(src)
+    st = Store.open(tmp_path / "home")
+    collect([src], st)
+    [row] = st.conversations()
+    conv = api.load(row.id, store=st)
+    led = build(conv, load_prices())
+    calls = {t.id: t.with_subagents.calls for t in led.talks}
+    quiet = [t.id for t in conv.main_talks if not calls.get(t.id) and not t.reply]
+    runs, cur = [], []
+    for t in conv.main_talks:  # the runs of quiet talks, as a person reads them down the table
+        if t.id in quiet:
+            cur.append(t.id)
+        elif cur:
+            runs.append(cur)
+            cur = []
+    if cur:
+        runs.append(cur)
+    assert any(len(r) > 1 for r in runs), runs
+    for width in WIDTHS:
+        out = render(report.show_text(conv, led), width)
+        firsts = [x.split("│")[1].strip() for x in out.splitlines() if x.startswith("│ ") and x.split("│")[1].strip()]
+        for r in runs:
+            label = r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}"
+            assert label in firsts and not any(k in firsts for k in r[1:]), (label, firsts)
+        assert out.count("(no model call)") == len(runs)
+        assert f"{len(quiet)} talks with no model call" in " ".join(out.split())
+    st.close()

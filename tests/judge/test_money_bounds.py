@@ -160,3 +160,25 @@ def test_a_corpus_targets_cost_carries_the_ledgers_output_floors(corpus_store: A
             assert Decimal(cost["at_least"]) == at_least.quantize(Decimal(cost["at_least"])), t["id"]
             floored += at_least > money
     assert floored, "some target's calls have output floors"
+
+
+def test_compare_writes_the_judgings_bound_beside_its_money(store: Any, tmp_path: Path) -> None:
+    """``asz compare`` of two runs whose judging has an output unknown: each run's judging cost, and
+    each stage's, as the known money with ``≥`` the bound beside it, where close.json has one."""
+    from asz_core.collect import collect
+    from asz_core.judge.compare import compare
+    from asz_core.judge.compare_report import compare_text
+    from asz_core.tables import render
+
+    collect([ROOT / "examples" / "claude-code"], store)
+    runs = [runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{_priced_script(tmp_path, 'output')}"),
+                         store=store).path for _ in range(2)]
+    text = " ".join(render(compare_text(compare(runs)), 240).split())
+    for run in runs:
+        j = _close(run)["statement"]["judging"]
+        assert j["total"]["at_least"] is not None and Decimal(j["total"]["at_least"]) >= Decimal(j["total"]["money"])
+        assert f"{dollars(j['total']['money'])} ({bound(j['total']['at_least'])}), {j['total']['tokens']:,} tokens" in text
+        t = j["stages"]["targets"]
+        assert f"targets: {dollars(t['money'])} ({bound(t['at_least'])})" in text
+        whole = j["stages"]["achievement"]
+        assert whole["at_least"] is None and f"achievement: {dollars(whole['money'])}, " in text  # whole: unmarked
