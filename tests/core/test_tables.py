@@ -86,6 +86,12 @@ def test_conversations(mixed, width: int) -> None:
     else:
         assert "last activity" in out and "first input" in out and "started" not in out
     assert out.count("of what is known only") == 1  # said once, under the table
+    # one line a conversation: the first input and the project cut with "…"; --wide wraps them whole
+    rows = [x for x in out.splitlines() if x.startswith("│ ")]
+    assert len(rows) == len(lst.rows) and "…" in out, rows[:3]
+    wide = render(report.listing_table(lst, wide=True), width)
+    _fits(wide, width)
+    assert len([x for x in wide.splitlines() if x.startswith("│ ")]) > len(lst.rows) and wide.count("…") < out.count("…")
 
 
 # --- ledgers --------------------------------------------------------------------------------------
