@@ -171,3 +171,4 @@ def test_the_ledger_of_all_its_blocks_and_a_talks_calls_show_both_figures(floors
     text = render(outline_text(conv, head, steps, led), 200)
     row = next(ln for ln in text.splitlines() if f"│ {floored.step} " in ln)
     assert "out ?" in row and "out 0" not in text, row
+    assert f"{money(floored.price.money)} (≥ {money(floored.price.money + floored.price.floor_money)})" in row, row  # its bound beside it
