@@ -3,6 +3,8 @@ process that ran it lives), evaluators, what judging consumed, the scores once c
 
 from __future__ import annotations
 
+import datetime as dt
+
 import json
 import os
 import socket
@@ -182,6 +184,11 @@ def test_a_run_whose_stage_failed_is_listed_failed_never_closed(home: Store, tmp
     assert rows[bad.path.name].status == "failed" and rows[ok.path.name].status == "closed"
     text = render(runs_text(list(rows.values()), {}), 160)
     assert "failed: closed, a stage failed" in " ".join(text.split())
+    # the zone of the times is said where a time is drawn: not under a table with no time in it
+    for width in (200, 80):
+        text = render(runs_text(list(rows.values()), {}, dt.UTC), width)
+        head = next(x for x in text.splitlines() if x.startswith("┃ run "))
+        assert ("┃ started " in head) == ("times are UTC" in " ".join(text.split())), (width, text)
 
 
 def test_runs_and_show_name_coverage_alike() -> None:

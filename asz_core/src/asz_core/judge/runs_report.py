@@ -44,8 +44,9 @@ def runs_text(rows: list[RunRow], shorts: dict[str, str], tz: dt.tzinfo | None =
     if not rows:
         return Text(f"no runs of {of} yet: `asz judge {of}` makes one" if of else "no runs yet: `asz judge CONV` makes one",
                     style="dim")
-    t = FitTable(_COLS, _LAYOUTS, title=f"{plural(len(rows), 'run')}, newest first",
-                 notes=[f"times are {zone_label(tz)}; `asz judge -show RUN` renders one; failed: closed, a stage failed "
+    cols = {**_COLS, "started": Col("started", note=f"times are {zone_label(tz)}")}  # said where a time is drawn
+    t = FitTable(cols, _LAYOUTS, title=f"{plural(len(rows), 'run')}, newest first",
+                 notes=["`asz judge -show RUN` renders one; failed: closed, a stage failed "
                         "(-show says which and what to do); running: not closed and its process alive; stopped: not "
                         "closed and its process gone",
                         "scores weigh money (tokens where a call of the targets is unpriced; --json says which); "
