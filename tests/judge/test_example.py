@@ -131,3 +131,8 @@ def test_a_whole_judge_run_says_its_rate_once_and_its_evaluator_once(tmp_path: P
     said = " ".join(shown.stdout.split())
     rate = re.search(r"run closed: .*?; ([\d,]+ input-side and [\d,]+ output tokens/min)", " ".join(r.stderr.split()))
     assert rate and said.count("tokens/min") == 1 and rate.group(1) in said, (rate, said[-400:])
+    # -show --brief: the run's summary again, not every table
+    brief = subprocess.run([*cli, "judge", "-show", Path(run.group(1)).name, "--brief"], env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert brief.returncode == 0 and "achievement " in brief.stdout and "┃ stage " not in brief.stdout, brief.stdout[-600:]
+    assert f"every table of the run: asz judge -show {Path(run.group(1)).name}" in brief.stdout

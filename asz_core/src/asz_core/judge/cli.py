@@ -59,7 +59,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
         html: Annotated[bool, typer.Option("--html", help="With -show: write the run's report.html again (a run stopped before it was written has none).")] = False,
         costs: Annotated[bool, typer.Option("--costs", help="With -show: write the run's call-costs.json (what each call of its window cost, which `asz compare` reads), for a run closed before asz saved it.")] = False,
-        brief: Annotated[bool, typer.Option("--brief", help="Print only the run's summary (its scores, each target's class, cost and time) and where report.html is; `asz judge -show RUN` prints every table.")] = False,
+        brief: Annotated[bool, typer.Option("--brief", help="Print only the run's summary (its scores, each target's class, cost and time) and where report.html is, for a run made now or given to -show; `asz judge -show RUN` alone prints every table.")] = False,
         goals: Annotated[Optional[Path], typer.Option("--goals", help="The person's label file (goals: a list of goals in your words): regrouped once the run closes, never shown to its stages.")] = None,
         all_: Annotated[bool, typer.Option("--all", help="Queue a run of every conversation the filters keep, at its current head, for the team's workers (`asz worker`); needs the team database ($ASZ_JOBS).")] = False,
         since: Annotated[Optional[str], typer.Option("--since", help="With --all: conversations active from this date or time on (2025-01-31, yesterday, 7d).")] = None,
@@ -91,7 +91,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
             return
         if show:
             d = runner.read_run(runner.find_run(show))
-            emit(d if json else judge_report.run_text(d), json)
+            emit(d if json else judge_report.summary_text(d) if brief else judge_report.run_text(d), json)
             return
         per_stage: dict[str, str] = {}
         for s in stage_evaluator or []:
