@@ -2,8 +2,10 @@
 without rich: importing rich and building its console is a good part of a table command's time.
 Only what it is sure to draw as rich does: a table that fits the width, its text cells and
 lines wrapped between words and long words folded as rich does, characters one cell wide (:func:`~.doc.simple`), the styles ``bold``,
-``dim`` and ``italic``. Anything else (a cell rich would cut with "…", a table wider than the
-width, a tab, a rich Text, a wider character, markup) gives None, and the caller prints through rich.
+``dim`` and ``italic``. Anything else (an id or a figure rich would cut, a table wider than the
+width, a tab, a rich Text, a wider character, markup) gives None, and the caller prints through rich;
+but a one-line cell (``Col.one_line``: a listing's first input, a project's folder) too long for its
+column is cut with "…" here exactly as rich cuts it.
 
 On a terminal the styles are rich's SGR codes, one pair around each of the segments rich makes
 (a cell's padding apart from its text, a title's line whole); elsewhere, no codes. Whether it is
@@ -200,8 +202,10 @@ def _row(cells: list[list[str]], cols: list[Any], ws: list[int], style: frozense
                 raise Unsure("cell")  # measured otherwise by rich
             if col.wrap and not col.one_line:  # wrapped, long words folded
                 parts = [raw[a:b] for a, b in _wrap(raw, w)]
+            elif len(raw) > w and col.one_line and not col.right and w > 1:
+                parts = [raw[:w - 1] + "…"]  # a one-line cell cut as rich cuts it (Text.truncate, "ellipsis")
             elif len(raw) > w:
-                raise Unsure("cut")  # rich cuts it with "…"
+                raise Unsure("cut")
             else:
                 parts = [raw]
             for part in parts:
