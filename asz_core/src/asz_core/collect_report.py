@@ -42,18 +42,38 @@ BAR_AFTER = 0.25
 nothing to watch, and needs neither rich nor a console built for a bar."""
 
 
+def could_be_a_terminal() -> bool:
+    """False where rich's console of stdout would surely say it is no terminal (rich's own test:
+    TTY_COMPATIBLE, FORCE_COLOR, then the file's isatty), asked without importing rich: a collect
+    whose output goes to a file or a pipe draws no bar and needs no rich, however long it runs."""
+    import os
+    import sys
+
+    env = os.environ
+    if env.get("TTY_COMPATIBLE") == "1" or env.get("FORCE_COLOR") or env.get("FORCE_TERMINAL") or env.get("TTY_INTERACTIVE") == "1":
+        return True
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 @contextmanager
-def late_progress_bar(console: Callable[[], Console], what: str = "collect",
-                      after: float = BAR_AFTER) -> Iterator[Callable[[int, int, str], None]]:
+def late_progress_bar(console: Callable[[], Console], what: str = "collect", after: float | None = None,
+                      terminal: Callable[[], bool] = lambda: True) -> Iterator[Callable[[int, int, str], None]]:
     """:func:`progress_bar` drawn only once the work has taken ``after`` seconds (its console
-    made then, by ``console``)."""
+    made then, by ``console``), where ``terminal()`` says a terminal may show it."""
     start = time.monotonic()
+    after = BAR_AFTER if after is None else after
     with ExitStack() as stack:
         bar: list[Any] = []
 
         def update(done: int, total: int, item: str) -> None:
             if not bar:
                 if time.monotonic() - start < after:
+                    return
+                if not terminal():
+                    bar.append(None)  # no bar to draw, and no rich imported to find that out
                     return
                 bar.append(stack.enter_context(progress_bar(console(), what=what)))
             if bar[0] is not None:

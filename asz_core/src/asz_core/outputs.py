@@ -32,14 +32,14 @@ def collect(paths: Sequence[Path] | None, runtime: str | None, json: bool,
 
         result = collect_paths(paths or None, runtime=runtime)
         return result, collect_json(result)
-    from .collect_report import collect_line, collect_table, late_progress_bar
+    from .collect_report import collect_line, collect_table, could_be_a_terminal, late_progress_bar
 
     def bar_console() -> Console:
         from .tables import console
 
         return out or console()
 
-    with late_progress_bar(bar_console) as progress:
+    with late_progress_bar(bar_console, terminal=(lambda: True) if out is not None else could_be_a_terminal) as progress:
         result = collect_paths(paths or None, runtime=runtime, progress=progress)
     if not result.rounds:  # nothing published: one line, no table (and no rich, where it fits: plain.emit)
         from .plain import PlainLine
