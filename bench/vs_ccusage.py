@@ -55,15 +55,26 @@ NOTHING_NEW_S = 0.15
 
 # --- the folder --------------------------------------------------------------------------------
 
-_IDS = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?:msg|req|toolu)_[A-Za-z0-9]{8,}|agent-a?[0-9a-f]{6,8}\b")
+_IDS = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?:msg|req|toolu)_[A-Za-z0-9]{8,}|agent-a?[0-9a-f]{6,8}\b"
+                  rb'|(?<="agentId":")a?[0-9a-f]{6,8}(?=")')
+"""Every id a copy makes its own. A sub-agent's id is renamed alike where its file is named
+(agent-a1b2c3d) and where the parent names it (a Task result's and a progress line's "agentId"),
+so each copy's sub-agents stay joined to their parents."""
 
 
 def _renamed(copy: int):  # type: ignore[no-untyped-def]
     """Every id made the copy's own, the same everywhere (file names too), so joins still hold."""
+    def one_agent(bare: bytes) -> bytes:
+        return one_bytes(b"agent-" + bare)[len(b"agent-"):]
+
     def one(m: re.Match[bytes]) -> bytes:
-        old = m.group(0)
+        return one_bytes(m.group(0))
+
+    def one_bytes(old: bytes) -> bytes:
         if copy == 0:
             return old
+        if b"_" not in old and b"-" not in old:  # a bare agentId: renamed as agent-<it> is
+            return one_agent(old)
         h = hashlib.blake2b(old + bytes([copy]), digest_size=16).hexdigest().encode()
         if old[8:9] == b"-":
             return b"-".join((h[:8], h[8:12], h[12:16], h[16:20], h[20:32]))
