@@ -30,6 +30,13 @@ def test_an_empty_store_says_to_collect(tmp_path: Path, monkeypatch: pytest.Monk
     for cmd in (("ledger",), ("conversations",), ("ledger", "--by", "day"), ("ledger", "--by", "month"), ("ledger", "--by", "block")):
         code, out = _out(*cmd)
         assert code == 0 and "nothing collected yet: run `asz collect`" in out and "┃" not in out, (cmd, out)
+    # a command given a conversation on an empty store says to collect too, in one line (exit 1)
+    from tests.core.helpers import run_asz
+
+    for cmd in (("show", "5e1f0c2a"), ("ledger", "5e1f0c2a"), ("judge", "5e1f0c2a", "--evaluator", "scripted")):
+        r = run_asz(*cmd, home=tmp_path / "empty-too")
+        code, out = r.returncode, r.stdout + r.stderr
+        assert code == 1 and "nothing collected yet" in out and "run `asz collect`" in out and "Traceback" not in out, (cmd, out)
 
 
 def test_a_span_that_finds_nothing_says_when_the_newest_activity_was(corpus_store, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -374,6 +374,9 @@ class Store:
         if len(ids) == 1:
             return ids[0]
         if not ids:
+            if self.db.execute("SELECT 1 FROM conversations LIMIT 1").fetchone() is None:
+                raise NotFound(f"no conversation {name!r}: nothing collected yet in {self.label}; run `asz collect` "
+                               "(with no path it reads each runtime's own folders; `asz collect -h` names them)")
             raise NotFound(f"no conversation {name!r} in {self.label}; `asz conversations` lists them")
         shown = ", ".join(i[:12] for i in ids[:5]) + (", …" if len(ids) > 5 else "")
         raise NotFound(f"{name!r} names {len(ids)} conversations ({shown}); give more of the id")
