@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import RuntimeAdapter
-from asz_core.jsonl import read_objects, walk_jsonl as _walk_jsonl
+from asz_core.jsonl import loads_line, read_objects, walk_jsonl as _walk_jsonl
 from asz_core.looks import is_regular, look
 from asz_core.records import BAD_COUNT, SHAPE_ERRORS, Cursor, Entry, Problem, count, said_bad_values, str_id
 from asz_core.regular import open_regular
@@ -901,7 +901,7 @@ def _first_obj(p: Path) -> dict[str, Any] | None:
     if not line.startswith(b"{"):
         return None
     try:
-        obj = orjson.loads(line)
+        obj = loads_line(line)[0]  # a lone surrogate escape in it (a string cut mid-pair) is still this file's first line
     except orjson.JSONDecodeError:
         return None
     return obj if isinstance(obj, dict) else None

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import RuntimeAdapter
-from asz_core.jsonl import read_objects
+from asz_core.jsonl import loads_line, mend, mended_document, read_objects
 from asz_core import times
 from asz_core.looks import is_regular, look, stat, walk
 from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, said_bad_values
@@ -186,7 +186,9 @@ class KiroAdapter(RuntimeAdapter):
         st = cursor.state
         meta_path = path.with_suffix(".json")
         meta, meta_raw, meta_problem = _load_meta(meta_path)
-        if meta_problem:
+        if meta_problem and (meta_raw is None or _MENDED not in _said(st)):  # a mended one: said once
+            if meta_raw is not None:
+                _said(st).append(_MENDED)
             yield meta_problem
         if "session" not in st:
             sid = meta.get("session_id") if isinstance(meta.get("session_id"), str) else None
@@ -362,7 +364,7 @@ def _row_entries(label: str, value: Any, fallback: str, said: list[str]) -> Iter
 
 def _peek_conversation_id(value: Any) -> str | None:
     try:
-        obj = orjson.loads(value)
+        obj = loads_line(value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value)[0]
     except (orjson.JSONDecodeError, TypeError):
         return None
     cid = obj.get("conversation_id") if isinstance(obj, dict) else None
@@ -371,7 +373,13 @@ def _peek_conversation_id(value: Any) -> str | None:
 
 def _document_entries(fname: str, data: bytes, *, fallback_session: str, said: list[str]) -> Iterator[Entry | Problem]:
     """A ConversationState's records. ``said``: the kinds of values that are no values already
-    said for the file (records.said_bad_values; the file's cursor state keeps it)."""
+    said for the file (records.said_bad_values; the file's cursor state keeps it). A lone surrogate
+    escape (a string cut mid-pair) is read as U+FFFD before the document is parsed (the parser
+    would keep the lone half, and no record can be stored with one), said once per file."""
+    data, found, at = mend(data)
+    if found and _MENDED not in said:
+        said.append(_MENDED)
+        yield Problem(fname, data.count(b"\n", 0, at) + 1, mended_document(found))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -727,13 +735,14 @@ def _load_meta(path: Path) -> tuple[dict[str, Any], bytes | None, Problem | None
         raw = read_regular(path)
     except OSError:
         return {}, None, None
+    raw, found, at = mend(raw.strip())
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         return {}, None, Problem(str(path), 1, f"session metadata is not JSON ({exc}); read the journal without it")
     if not isinstance(obj, dict):
         return {}, None, Problem(str(path), 1, "session metadata is not a JSON object; read the journal without it")
-    return obj, raw.strip(), None
+    return obj, raw, Problem(str(path), raw.count(b"\n", 0, at) + 1, mended_document(found)) if found else None
 
 
 def _names_parent(meta: Path) -> bool:
@@ -794,7 +803,7 @@ def _sniff_head(p: Path) -> str | None:
         if b'"kind"' in first and b'"data"' in first:
             try:
                 with open_regular(p) as f:
-                    obj = orjson.loads(f.readline(1 << 20))
+                    obj = loads_line(f.readline(1 << 20).strip())[0]
             except (OSError, orjson.JSONDecodeError):
                 return None
             if isinstance(obj, dict) and isinstance(obj.get("kind"), str) and obj["kind"] in _JOURNAL_KINDS and "data" in obj:
@@ -940,6 +949,10 @@ def _walk(root: Path) -> Iterator[str]:
 def _str(v: Any) -> str | None:
     """A tool's id or name is a string; a list or an object (a broken record) is none."""
     return v if isinstance(v, str) else None
+
+
+_MENDED = "lone surrogate"
+"""Kept with the kinds of :func:`_said`: a lone surrogate escape was said for the file."""
 
 
 def _said(st: dict[str, Any]) -> list[str]:

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import orjson
 
 from asz_core.interfaces import RuntimeAdapter
-from asz_core.jsonl import loads_line
+from asz_core.jsonl import loads_line, mend, mended_document
 from asz_core.looks import is_regular, look, walk
 from asz_core.records import SHAPE_ERRORS, Cursor, Entry, Problem, count, said_bad_values
 from asz_core.regular import open_regular, read_regular
@@ -139,7 +139,11 @@ class Part:
 
 
 def parse(fname: str, data: bytes) -> tuple[list[Part], list[Problem], int, int]:
-    """Parts of a file, problems, bytes consumed (a JSONL line still being written is left) and lines."""
+    """Parts of a file, problems, bytes consumed (a JSONL line still being written is left) and lines.
+    A lone surrogate escape (a string cut mid-pair) is read as U+FFFD, said once for the file:
+    a JSONL line by :func:`asz_core.jsonl.loads_line`, a whole document before it is parsed
+    (:func:`asz_core.jsonl.mend`: its parser would keep the lone half, which no record can be
+    stored with)."""
     text = data.decode("utf-8", "replace")
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -147,8 +151,12 @@ def parse(fname: str, data: bytes) -> tuple[list[Part], list[Problem], int, int]
     if i >= len(text):
         return [], [], len(data), text.count("\n")
     if text[i] == "[" or (text[i] == "{" and not _first_line_is_json(text, i)):
+        data, found, at = mend(data)
+        mended = [Problem(fname, data.count(b"\n", 0, at) + 1, mended_document(found))] if found else []
+        if found:
+            text = data.decode("utf-8", "replace").removeprefix("\ufeff")
         parts, problems = _parse_document(fname, text, i)
-        return parts, problems, len(data), text.count("\n") + (0 if text.endswith("\n") else 1)
+        return parts, mended + problems, len(data), text.count("\n") + (0 if text.endswith("\n") else 1)
     return _parse_lines(fname, data)
 
 
@@ -156,7 +164,7 @@ def _first_line_is_json(text: str, i: int) -> bool:
     end = text.find("\n", i)
     line = text[i:] if end < 0 else text[i:end]
     try:
-        return isinstance(orjson.loads(line), dict)
+        return isinstance(loads_line(line.encode("utf-8", "surrogatepass"))[0], dict)
     except orjson.JSONDecodeError:
         return False
 
@@ -1147,7 +1155,7 @@ def _looks_like_langsmith(p: Path) -> bool:
     body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     first = body.split(b"\n", 1)[0]
     try:
-        obj = orjson.loads(first)
+        obj = loads_line(first)[0]  # (a lone surrogate escape in it is no reason to pass it by)
     except orjson.JSONDecodeError:
         obj = None
     if isinstance(obj, dict):

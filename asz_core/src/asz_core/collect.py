@@ -25,7 +25,7 @@ from .collect_reader import Item, Reader, as_problem, error_text, prepared, read
 from .interfaces import RuntimeAdapter
 from .records import Cursor, Entry, Problem
 from .registry import Registry
-from .regular import not_regular, open_regular, why_not_regular
+from .regular import not_regular, open_regular, shown_name, why_not_regular
 from .looks import Looks, looking, stat
 from .store import FileStats, Prepared, Round, Store, Writer, tail_before
 from .workers import cpus_idle
@@ -70,7 +70,7 @@ def collect_json(r: CollectResult) -> dict[str, Any]:
         "files_read": r.files_read, "files_unchanged": r.files_unchanged, "bytes_looked_at": r.bytes_looked_at,
         "bytes_read": r.bytes_read,
         "records_seen": r.records_seen, "records_published": r.records_published,
-        "rounds": [attrs.asdict(x) for x in r.rounds], "warnings": [str(p) for p in r.problems],
+        "rounds": [attrs.asdict(x) for x in r.rounds], "warnings": [shown_name(str(p)) for p in r.problems],
     }
 
 
@@ -214,7 +214,12 @@ def _step(adapter: RuntimeAdapter, f: Path, store: Store, problems: list[Problem
 
 def _where(f: Path, store: Store, runtime: str, known: FileStats) -> tuple[os.stat_result | None, Cursor | None, Problem | None]:
     """``f``'s stat and where to read it from (cursor None: unchanged), or (None, None, why it is
-    skipped): not a regular file, or it cannot be opened (probed before any adapter opens it)."""
+    skipped): not a regular file, or it cannot be opened (probed before any adapter opens it), or
+    its name is no UTF-8 (a record names its file as text: one such name would fail the whole
+    collect's writing)."""
+    if shown_name(f) != os.fspath(f):
+        return None, None, Problem(shown_name(f), 0, "its name is not UTF-8 (asz keeps a file's name as text); "
+                                                     "skipped: rename it to read it")
     try:
         st = stat(f)  # (the stat the adapters' look at it took, if they took one)
         why = why_not_regular(st.st_mode)
@@ -304,11 +309,11 @@ def plan_files(paths: Iterable[Path], registry: Registry, runtime: str | None,
         path = Path(os.path.abspath(Path(path).expanduser()))
         if not path.exists():
             why = f"a symbolic link to {os.readlink(path)}, which cannot be opened" if path.is_symlink() else "no such file or folder"
-            problems.append(Problem(str(path), 0, why))
+            problems.append(Problem(shown_name(path), 0, why))
             continue
         why = None if path.is_dir() else not_regular(path)
         if why:
-            problems.append(Problem(str(path), 0, f"{why}; skipped"))
+            problems.append(Problem(shown_name(path), 0, f"{why}; skipped"))
             continue
         if forced is not None:
             found = [(forced, f) for f in _files(forced, path, problems)]

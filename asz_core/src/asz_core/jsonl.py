@@ -22,27 +22,53 @@ _ESCAPE = re.compile(rb"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|\\u(d[89a-
 LONE_SURROGATE = "a lone surrogate escape ({}, a string cut mid-pair) read as U+FFFD"
 
 
-def _lone(m: re.Match[bytes]) -> bytes:
-    return b"\\ufffd" if m.group(3) else m.group()
+_HINT = re.compile(rb"\\u[dD][89a-fA-F]")  # a surrogate escape, paired or not: the cheap look first
+
+
+def mend(data: bytes) -> tuple[bytes, str | None, int]:
+    """JSON text ``data`` (a line or a whole document) with each lone surrogate escape made
+    ``\\ufffd``: ``(the text, the first one mended as written, its offset)``, or ``(data, None,
+    -1)`` when it holds none. Escapes are scanned left to right, so ``\\\\ud83d`` (a backslash, then
+    text) is left alone and a whole pair is kept; an escape is six bytes either way, so offsets
+    and line numbers stay what they were. Every JSON reader of a runtime's file goes through it
+    (:func:`loads_line` for lines; Kiro's and LangSmith's whole documents, whose parser would keep
+    a lone half that no UTF-8 store can hold)."""
+    if _HINT.search(data) is None:
+        return data, None, -1
+    first: list[re.Match[bytes]] = []
+
+    def one(m: re.Match[bytes]) -> bytes:
+        if not m.group(3):
+            return m.group()
+        if not first:
+            first.append(m)
+        return b"\\ufffd"
+
+    mended = _ESCAPE.sub(one, data)
+    if not first:
+        return data, None, -1
+    return mended, first[0].group().decode("ascii", "replace"), first[0].start()
+
+
+def mended_document(found: str) -> str:
+    """What a warning says of a whole JSON document (a Kiro save, a LangSmith export) that held a
+    lone surrogate escape (the first one, ``found``), once per read of the file."""
+    return LONE_SURROGATE.format(found) + "; the document is read whole (and any later such escape of it)"
 
 
 def loads_line(body: bytes) -> tuple[Any, bytes, str | None]:
     """A JSON line's value, the line as kept, and what was mended, or None. A line holding a lone
     surrogate escape (``"\\ud83d"``: Node's JSON.stringify writes one for a string cut between
     the two halves of a pair, so Claude Code can) is no JSON to orjson; it is read with each lone
-    one replaced by ``\\ufffd`` (U+FFFD), and kept so: its usage counts like any line's. Raises
-    :class:`orjson.JSONDecodeError` for a line that is not JSON otherwise."""
+    one replaced by ``\\ufffd`` (U+FFFD, :func:`mend`), and kept so: its usage counts like any
+    line's. Raises :class:`orjson.JSONDecodeError` for a line that is not JSON otherwise."""
     try:
         return orjson.loads(body), body, None
     except orjson.JSONDecodeError:
-        lone = re.search(rb"\\u(d[89a-f][0-9a-f]{2})", body, re.I)
-        if lone is None:
+        mended, found, _ = mend(body)
+        if found is None:
             raise
-        mended = _ESCAPE.sub(_lone, body)
-        if mended == body:
-            raise
-        found = next((m.group() for m in _ESCAPE.finditer(body) if m.group(3)), lone.group())
-        return orjson.loads(mended), mended, LONE_SURROGATE.format(found.decode("ascii", "replace"))
+        return orjson.loads(mended), mended, LONE_SURROGATE.format(found)
 
 
 def read_objects(path: Path, cursor: Cursor) -> Iterator[tuple[int, bytes, dict[str, Any]] | Problem]:

@@ -79,6 +79,17 @@ Listed = list[Any]
 (listed again every time), its folders, its files], in walk order."""
 
 
+def _text(*names: str | list[str]) -> bool:
+    """Whether every name can be kept as JSON text (a name that is no UTF-8 holds lone surrogates)."""
+    try:
+        for n in names:
+            for s in (n,) if isinstance(n, str) else n:
+                s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _dir_ident(st: os.stat_result) -> list[int]:
     return [st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns]
 
@@ -168,6 +179,8 @@ class Looks:
 
     def look(self, kind: str, p: str | os.PathLike[str], fn: Callable[[Path], T]) -> T:
         key = os.fspath(p)
+        if not _text(key):
+            return fn(Path(key))  # a name that is no UTF-8: looked at, never kept (JSON cannot hold it)
         if kind not in self.fresh:
             self._check_code(kind, fn)
         found = self.same.get(key)
@@ -204,7 +217,11 @@ class Looks:
         kept = self.listings.get(root)
         if kept is not None and _still(kept):
             return iter([(d, list(dirs), list(files)) for d, _, dirs, files in kept])
-        walked, self.listings[root] = _walk_kept(root)
+        walked, kept = _walk_kept(root)
+        if all(_text(d, dirs, files) for d, _, dirs, files in kept):
+            self.listings[root] = kept
+        elif _text(root):  # a name that is no UTF-8 cannot be kept as JSON: this root is listed again each time
+            self.listings[root] = [[root, None, [], []]]
         self.listed = True
         return iter(walked)
 

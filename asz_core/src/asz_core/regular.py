@@ -27,6 +27,21 @@ _KINDS = ((stat.S_ISREG, "a regular file"), (stat.S_ISFIFO, "a named pipe"), (st
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"))
 
 
+def shown_name(name: str | os.PathLike[str]) -> str:
+    """A file's name as text every output can hold: the name itself, or, for one that is no UTF-8
+    (Python keeps its bytes as lone surrogates, which no JSON nor UTF-8 can write), its bytes
+    with the undecodable ones written ``\\xff``."""
+    s = os.fspath(name)
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        try:
+            return s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return s.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def kind_of(mode: int) -> str:
     """What a file of this ``st_mode`` is, in words (for a warning)."""
     return next((name for test, name in _KINDS if test(mode)), "neither a file nor a folder")
