@@ -315,3 +315,33 @@ def test_a_lone_surrogate_in_the_submitted_answer_is_replaced(corpus_store: Any,
     j = judge(corpus_store, tmp_path, dialect, [dialect.tools([("submit", ans)], 1)])
     assert j.stage["status"] in ("complete", "partial") and j.stage["run"]["attempts"] == 1, j.why()
     assert j.stage["targets"][0]["statement"] == "the outcome \ufffda"
+
+
+def test_a_submitted_answer_past_the_bounds_is_cut_or_refused(corpus_store: Any, tmp_path: Path, dialect: Dialect) -> None:
+    """Through each provider's SDK and the submit tool, as through the scripted backend: a 10 MB
+    statement and criteria past the bounds in all are cut, the stage partial saying so (the
+    schema passes them: strings and lists); an answer nested deeper than any stage's is refused
+    with that reason, never a recursion error."""
+    from asz_core.judge.context import ANSWER_ALL_TEXT, ANSWER_ITEMS, ANSWER_TEXT
+
+    _, inputs = small_conversation(corpus_store)
+    ans = answer_for(inputs)
+    target = ans["targets"][0]
+    target["statement"] = "s" * 10_000_000
+    target["criteria"] = [{"text": f"criterion {i} " + "c" * (ANSWER_TEXT - 40)} for i in range(ANSWER_ITEMS + 5)]
+    j = judge(corpus_store, tmp_path, dialect, [dialect.tools([("submit", ans)], 1)])
+    assert j.stage["status"] == "partial", j.stage.get("reason")
+    said = " ".join(j.stage["note"])
+    assert "a text of 10,000,000 characters, cut to 16,384" in said
+    assert f"{ANSWER_ITEMS + 5:,} items, the first {ANSWER_ITEMS:,} kept" in said
+    assert f"the answer holds {ANSWER_ALL_TEXT:,} characters in all" in said
+    (kept,) = j.stage["targets"]
+    assert kept["criteria"][0]["text"].startswith("criterion 0 ") and len(kept["criteria"]) <= ANSWER_ITEMS
+    assert (j.path / "stages" / "targets.json").stat().st_size < 2 * ANSWER_ALL_TEXT
+    deep: Any = "leaf"
+    for _ in range(200):
+        deep = {"a": deep}
+    nested = {**answer_for(inputs), "goals": [deep]}
+    j = judge(corpus_store, tmp_path, dialect, [dialect.tools([("submit", nested)], k) for k in (1, 2, 3, 4, 5, 6)])
+    assert j.stage["status"] == "failed"
+    assert "Recursion" not in json.dumps(j.stage) and "did not match the answer schema" in j.stage["reason"], j.stage["reason"]

@@ -486,41 +486,81 @@ hundred characters); a longer one is cut to it, saying so."""
 ANSWER_ITEMS = 2_000
 """The most items a list of an answer may hold (citations of a criterion, criteria of a target,
 entries of a call); the rest are cut, saying so."""
+ANSWER_ALL_TEXT = 4_000_000
+"""The most characters of text one answer may hold in all (a stage's answer holds tens of
+kilobytes; labelling thousands of calls in one, a megabyte): past it, every later string is cut to
+:data:`ANSWER_SHORT`, saying so. Without it, two thousand claims of 16,384 characters each, every
+list within :data:`ANSWER_ITEMS`, made a stage file of 163 MB."""
+ANSWER_ALL_ITEMS = 50_000
+"""The most list items one answer may hold in all (thousands of criteria each citing thousands
+of steps kept every list within :data:`ANSWER_ITEMS`); the lists past it are cut, saying so."""
+ANSWER_SHORT = 200
+"""What a string is cut to once the answer's text passed :data:`ANSWER_ALL_TEXT` (an id is shorter)."""
 ANSWER_DEPTH = 32
 """The deepest an answer may nest (every stage's schema is a few levels deep); deeper, the answer
 is refused with that reason (the converter would fail on it)."""
 
 
 def bound_answer(v: Any) -> tuple[Any, list[str], str | None]:
-    """An answer within the bounds: ``(the value, what was cut, None)``, strings past
-    :data:`ANSWER_TEXT` and lists past :data:`ANSWER_ITEMS` cut (each cut said once, by where it
-    was: ``$.targets[0].criteria: 1,000,000 items, the first 2,000 kept``), or ``(None, [], why)``
-    for one nested past :data:`ANSWER_DEPTH`. Walked without recursion; values are copied only
+    """An answer within the bounds: ``(the value, what was cut, None)``, or ``(None, [], why)`` for
+    one nested past :data:`ANSWER_DEPTH`. A string past :data:`ANSWER_TEXT` and a list past
+    :data:`ANSWER_ITEMS` are cut (each cut said, by where it was: ``$.targets[0].criteria:
+    1,000,000 items, the first 2,000 kept``), and so is what comes once the whole answer holds
+    :data:`ANSWER_ALL_TEXT` characters or :data:`ANSWER_ALL_ITEMS` list items: it is walked in
+    order (without recursion), so what is kept is the answer's beginning. Values are copied only
     where cut. A 10 MB reason or a million citations would otherwise be rendered, kept and read
     back whole."""
     cuts: list[str] = []
+    said = 0
+    text = items = 0
     root: list[Any] = [v]
     stack: list[tuple[list[Any] | dict[Any, Any], Any, str, int]] = [(root, 0, "$", 0)]
+
+    firsts: set[str] = set()
+
+    def cut(what: str, kind: str | None = None) -> None:
+        nonlocal said
+        said += 1
+        if kind is not None:  # a cut of the bound in all: said the first time, the later ones counted
+            if kind in firsts:
+                return
+            firsts.add(kind)
+            what += ", and every later one of the answer"
+        if len(cuts) < 19:  # with the count of the others: the 20 notes a stage keeps of them
+            cuts.append(what)
+
     while stack:
         holder, key, where, depth = stack.pop()
         x = holder[key]
         if isinstance(x, str):
-            if len(x) > ANSWER_TEXT:
-                holder[key] = x[:ANSWER_TEXT] + f"… (cut: {len(x):,} characters in all)"
-                if len(cuts) < 20:
-                    cuts.append(f"{where}: a text of {len(x):,} characters, cut to {ANSWER_TEXT:,}")
+            room = ANSWER_TEXT if text + ANSWER_TEXT <= ANSWER_ALL_TEXT else max(ANSWER_ALL_TEXT - text, ANSWER_SHORT)
+            if len(x) > room:
+                holder[key] = x[:room] + f"… (cut: {len(x):,} characters in all)"
+                if room == ANSWER_TEXT:
+                    cut(f"{where}: a text of {len(x):,} characters, cut to {room:,}")
+                else:
+                    cut(f"{where}: a text of {len(x):,} characters, cut to {room:,} (the answer holds "
+                        f"{ANSWER_ALL_TEXT:,} characters in all)", "text")
+            text += min(len(x), room)
         elif isinstance(x, (dict, list)):
             if depth >= ANSWER_DEPTH:
                 return None, [], (f"the answer is nested deeper than {ANSWER_DEPTH} levels (at {where[:200]}): refused; "
                                   "no stage's answer nests more than a few")
             if isinstance(x, list):
-                if len(x) > ANSWER_ITEMS:
-                    if len(cuts) < 20:
-                        cuts.append(f"{where}: {len(x):,} items, the first {ANSWER_ITEMS:,} kept")
-                    x = holder[key] = x[:ANSWER_ITEMS]
-                stack.extend((x, i, f"{where}[{i}]", depth + 1) for i in range(len(x)))
+                room = min(ANSWER_ITEMS, ANSWER_ALL_ITEMS - items)
+                if len(x) > room:
+                    if room == ANSWER_ITEMS:
+                        cut(f"{where}: {len(x):,} items, the first {room:,} kept")
+                    else:
+                        cut(f"{where}: {len(x):,} items, the first {room:,} kept (the answer holds "
+                            f"{ANSWER_ALL_ITEMS:,} list items in all)", "items")
+                    x = holder[key] = x[:room]
+                items += len(x)
+                stack.extend((x, i, f"{where}[{i}]", depth + 1) for i in range(len(x) - 1, -1, -1))
             else:
-                stack.extend((x, k, f"{where}.{str(k)[:40]}", depth + 1) for k in x)
+                stack.extend((x, k, f"{where}.{str(k)[:40]}", depth + 1) for k in reversed(list(x)))
+    if said > len(cuts):
+        cuts.append(f"{said - len(cuts):,} more cuts")
     return root[0], cuts, None
 
 
