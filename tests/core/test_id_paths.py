@@ -252,3 +252,89 @@ def test_find_run_takes_no_pattern_or_path_in_a_run_id(tmp_path):
     for name in ("*", "?" * 10, "[0-9]*", "..", ".*"):
         with pytest.raises(AszError, match="no run"):
             find_run(name, home)
+
+
+CASED = ["A", "a", "Session-ABC", "session-abc", "SESSION-abc", "%41", "%61", "x" * 300 + "A", "x" * 300 + "a",
+         "É", "é", "Ab" * 200, "aB" * 200, "ROLLOUT-1", "rollout-1"]
+
+
+def test_ids_differing_only_in_case_never_share_a_folder_where_case_is_not_told_apart():
+    """macOS's and Windows' file systems take ``A`` and ``a`` for one name: two conversations whose
+    ids differ only in case would share a runs folder and an assembly-cache folder. No two names
+    the encoding gives differ only in case (red when capital letters are kept as they are)."""
+    folded = {encode(i).casefold() for i in CASED}
+    assert len(folded) == len(CASED)
+    for i in CASED:
+        assert decode(encode(i)) == i
+    assert encode("5e1f0c2a-7b3d-4c8e-9a61-0d2f4b8c9e13") == "5e1f0c2a-7b3d-4c8e-9a61-0d2f4b8c9e13"  # a UUID is its own name
+
+
+def test_runs_in_a_folder_of_an_earlier_scheme_are_still_listed_by_their_run_json(tmp_path, monkeypatch):
+    """A folder named before capital letters were encoded (``Mixed-Case``) does not decode: its
+    runs are listed by what their run.json names, for that conversation and for all."""
+    from asz_core.judge import runner
+    from asz_core.judge.runs import list_runs
+    from asz_core.store import Store
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("ASZ_HOME", str(home))
+    store = Store.open(home)
+    collect([_transcript(tmp_path / "src", "Mixed-Case")], store)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"calls": []}))
+    res = runner.judge(runner.JudgeOptions("Mixed-Case", evaluator=f"scripted:{script}", stages=("targets",)), store=store)
+    assert res.path.parent.name == "%4Dixed-%43ase"
+    res.path.parent.rename(home / "runs" / "Mixed-Case")  # as asz named it before
+    assert decode("Mixed-Case") is None
+    for asked in ("Mixed-Case", "Mixed", None):
+        (row,) = list_runs(asked, home=home, store=store)
+        assert row.conversation == "Mixed-Case" and row.run == res.path.name
+    assert runner.find_run(res.path.name, home) == home / "runs" / "Mixed-Case" / res.path.name
+    store.close()
+
+
+def test_a_run_folder_that_is_a_link_is_no_run(tmp_path, monkeypatch):
+    """A link put among a conversation's runs (to another run, or anywhere) is neither listed nor
+    found by a run id: it is never followed (red when the listing or the lookup follows it)."""
+    from asz_core.judge import runner
+    from asz_core.judge.runs import list_runs
+    from asz_core.store import Store
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("ASZ_HOME", str(home))
+    store = Store.open(home)
+    collect([_transcript(tmp_path / "src", "linked-1")], store)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"calls": []}))
+    res = runner.judge(runner.JudgeOptions("linked-1", evaluator=f"scripted:{script}", stages=("targets",)), store=store)
+    elsewhere = tmp_path / "elsewhere-run"
+    import shutil
+
+    shutil.copytree(res.path, elsewhere)
+    (res.path.parent / "29990101T000000Z-beef").symlink_to(elsewhere)
+    assert [r.run for r in list_runs(home=home)] == [res.path.name]
+    assert [r.run for r in list_runs("linked-1", home=home, store=store)] == [res.path.name]
+    with pytest.raises(AszError, match="no run"):
+        runner.find_run("29990101T000000Z-beef", home)
+    store.close()
+
+
+def test_an_id_too_long_for_a_path_is_read_and_its_judging_refused_in_a_line(tmp_path):
+    """A session id of 10,000 bytes is collected, shown and priced; a judge run of it, whose folder's
+    path would pass the system's limit, is refused before anything is made, in one short line
+    (the system's own error named the whole path of some 30,000 bytes)."""
+    from tests.core.helpers import run_asz
+
+    sid = _long(10_000, "é/../")
+    home = tmp_path / "home"
+    src = _transcript(tmp_path / "src", sid)
+    assert run_asz("collect", str(src), home=home).returncode == 0
+    shown = run_asz("show", sid[:30], "--json", home=home)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["id"] == sid
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"calls": []}))
+    got = run_asz("judge", sid[:30], "--evaluator", f"scripted:{script}", "--stages", "targets", home=home)
+    assert got.returncode == 1 and "Traceback" not in got.stderr
+    assert "its id is 10,000 bytes long, too long for a run folder's path" in got.stderr
+    assert len(got.stderr) < 600, got.stderr
+    assert not (home / "runs").exists() or list((home / "runs").iterdir()) == []

@@ -7,9 +7,11 @@ path part goes through :func:`encode`, a reversible encoding to one safe file na
 path asz makes from ASZ_HOME and an id is checked by :func:`inside` before it is read or
 written.
 
-The encoding keeps ``[A-Za-z0-9_-]`` and ``.`` (not first) as they are, so the ids runtimes
+The encoding keeps ``[a-z0-9_-]`` and ``.`` (not first) as they are, so the ids runtimes
 write (UUIDs, ``rollout-...``) are their own file names; every other byte of the id's UTF-8 is
-``%XX`` (``%`` itself too). An encoding longer than :data:`LONGEST` bytes becomes a chain of
+``%XX`` (``%`` itself too), capital letters included: on a file system that does not tell case
+apart (macOS's, Windows'), ids ``A`` and ``a`` would otherwise share one folder, and one
+conversation's runs would be listed as the other's. No two names it gives differ only in case. An encoding longer than :data:`LONGEST` bytes becomes a chain of
 folders, each name within the bound: the encoding cut in pieces of :data:`PIECE`, the first
 piece ending ``~``, every later one beginning ``~`` and every one but the last ending ``~``
 (``a…~/~b…~/~c…``). ``~`` is never kept as it is, so a chain's names are no short id's name, a
@@ -18,9 +20,10 @@ id: every name :func:`encode` gives decodes (:func:`decode`), with no side file.
 holding an id's files is found by :func:`id_folders`, which follows chains down.
 
 Before this scheme a long id's name was its encoded beginning, ``~`` and a digest (no ``~``
-at either end of it): such a folder is still listed by :func:`id_folders` and does not decode
-(None), so a run there is still read (its run.json names its conversation); an assembly-cache
-folder of that kind is no longer looked in, and the conversation is assembled again once.
+at either end of it), and capital letters were kept as they are: such a folder is still listed
+by :func:`id_folders` and does not decode (None), so a run there is still read (its run.json
+names its conversation); an assembly-cache folder of that kind is no longer looked in, and the
+conversation is assembled again once.
 An id past a few thousand bytes makes a path past the system's own limit (4,096 bytes on
 Linux): making it fails with an error naming it, and nothing outside ASZ_HOME is touched.
 """
@@ -32,7 +35,7 @@ from pathlib import Path
 
 from .errors import AszError
 
-_KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+_KEEP = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_-.")
 LONGEST = 200
 """The longest name :func:`encode` gives (file systems take 255 bytes)."""
 PIECE = LONGEST - 2

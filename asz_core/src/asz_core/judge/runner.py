@@ -78,11 +78,27 @@ def _plugin_versions(registry: Any) -> dict[str, str]:
     return out
 
 
+RUN_PATHS = 512
+"""Room a run directory's path leaves for the run's own files below it (calls/<stage>/<call>/<attempt>/…,
+a regroup's work/state/…; the deepest is under 200 bytes)."""
+
+
 def run_dir_for(conversation: str, home: Path | None = None) -> Path:
     """A new run directory ``runs/<conversation encoded>/<run id>`` (:mod:`..id_paths`: a session
     id from a transcript is never a path as it is), checked to stay inside the asz home."""
     home = home or asz_home()
     base = child(home, "runs", ids=(conversation,))
+    try:
+        longest = os.pathconf(home if os.path.isdir(home) else os.path.dirname(os.path.abspath(home)) or ".", "PC_PATH_MAX")
+    except (OSError, ValueError):
+        longest = 4096
+    if len(os.fsencode(base)) + RUN_PATHS > longest:
+        # An id of thousands of bytes (a hostile transcript's) makes a path the system refuses: said
+        # before anything is made, in a line (the system's error names the whole path, ten thousand bytes)
+        n = len(conversation.encode("utf-8", "surrogatepass"))
+        raise AszError(f"conversation {conversation[:40]!r}…: its id is {n:,} bytes long, too long for a run "
+                       f"folder's path here (at most {longest:,} bytes, with room for the run's own files); "
+                       "asz show and asz ledger read it, a judge run of it cannot be written")
     base.mkdir(parents=True, exist_ok=True)
     inside(home, base)  # made: no link in its way leads out
     while True:
@@ -292,8 +308,9 @@ def find_run(name: str | Path, home: Path | None = None) -> Path:
     base = (home or asz_home()) / "runs"
     # a run id is asz's own (a time and hex), so a name with a glob's or a path's characters names none
     plain = str(name) and not set(str(name)) & set("/\\*?[]\0") and not str(name).startswith(".")
+    # (a run folder that is a link is no run of ASZ_HOME's: it leads anywhere, and is never followed)
     hits = sorted(d for f, _ in id_folders(base) for d in f.glob(f"{glob.escape(str(name))}*")
-                  if os.path.lexists(d / "run.json")) if base.is_dir() and plain else []
+                  if not d.is_symlink() and os.path.lexists(d / "run.json")) if base.is_dir() and plain else []
     if len(hits) == 1:
         return hits[0]
     if not hits:

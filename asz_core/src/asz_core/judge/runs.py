@@ -71,12 +71,16 @@ def list_runs(conversation: str | None = None, *, home: Path | None = None, stor
     found = id_folders(base)
     if conversation:
         # folders are conversation ids encoded (:mod:`..id_paths`): compared as the ids they decode to
+        # (a folder of an earlier scheme does not decode: its runs are taken by what their run.json names)
         cid = _resolve(conversation, home, store)
-        found = [(d, rel) for d, rel in found if rel == encode(cid)] if cid is not None \
-            else [(d, rel) for d, rel in found if (decode(rel) or "").startswith(conversation)]
+        found = [(d, rel) for d, rel in found if rel == encode(cid) or decode(rel) is None] if cid is not None \
+            else [(d, rel) for d, rel in found if (decode(rel) or "").startswith(conversation) or decode(rel) is None]
     folders = [d for d, _ in found]
-    # a run.json that is there names a run, whatever it is: the row says when it does not read
-    rows = [_row(r) for d in folders for r in d.iterdir() if os.path.lexists(r / RUN)]
+    # a run.json that is there names a run, whatever it is: the row says when it does not read; a
+    # run folder that is a link is none of these runs (it leads to another run, or anywhere)
+    rows = [_row(r) for d in folders for r in d.iterdir() if not r.is_symlink() and os.path.lexists(r / RUN)]
+    if conversation:
+        rows = [r for r in rows if (r.conversation == cid if cid is not None else r.conversation.startswith(conversation))]
     rows.sort(key=lambda x: (x.started or "", x.run), reverse=True)
     return rows
 
