@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from asz_core import looks
+from asz_core import looks, signed
 from asz_core.collect import collect, plan_files
 from asz_core.registry import Registry
 from asz_core.store import Store
@@ -172,11 +172,11 @@ def test_the_looks_of_a_removed_file_are_not_kept(tmp_path: Path) -> None:
     collect([folder], store)
     cache = tmp_path / "home" / "cache" / "looks.json"
     files = sorted(str(f) for f in folder.rglob("*.jsonl"))
-    assert sorted(orjson.loads(cache.read_bytes())["files"]) == files
+    assert sorted(orjson.loads(signed.read(tmp_path / "home", cache, 1 << 30))["files"]) == files
     gone = Path(files[0])
     gone.unlink()
     collect([folder], store)
-    assert sorted(orjson.loads(cache.read_bytes())["files"]) == files[1:]
+    assert sorted(orjson.loads(signed.read(tmp_path / "home", cache, 1 << 30))["files"]) == files[1:]
     store.close()
 
 
@@ -189,7 +189,7 @@ def test_kiro_passes_by_the_folders_it_never_walked_into(tmp_path: Path) -> None
         (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(save, tmp_path / where)
     kiro = Registry().runtime("kiro")
-    for kept in (None, tmp_path / "looks.json"):
+    for kept in (None, tmp_path / "cache" / "looks.json"):
         with looks.looking(kept):
             got = kiro.files(tmp_path)
         assert sorted(str(p.relative_to(tmp_path)) for p in got) == ["a/q.json", "b/c/q.json", "b/gitx/q.json"]

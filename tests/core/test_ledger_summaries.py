@@ -28,9 +28,26 @@ def kept(home) -> dict[str, dict[str, list]]:
     """Every kept summary: price file sha -> conversation -> [head, summary], from all files."""
     out: dict[str, dict[str, list]] = {}
     for f in (home.path.parent / "cache" / "ledger").glob("*.json"):
-        for sha, convs in json.loads(f.read_text())["summaries"].items():
+        for sha, convs in _read(home, f)["summaries"].items():
             out.setdefault(sha, {}).update(convs)
     return out
+
+
+def _read(home, f: Path) -> dict:
+    """A kept file's JSON, its signature checked (asz_core.signed)."""
+    from asz_core import signed
+
+    got = signed.read(home.path.parent, f, 1 << 30)
+    assert got is not None, f
+    return json.loads(got)
+
+
+def _rewrite(home, f: Path, data: dict) -> None:
+    """A kept file written again as asz writes it, signed: what the ledger then does with what it
+    holds is its reading's, not the signature's (a kept file of asz's own that is damaged)."""
+    from asz_core import signed
+
+    assert signed.write(home.path.parent, f, json.dumps(data).encode())
 
 
 def test_kept_summaries_give_what_the_ledger_computes(home) -> None:
@@ -69,12 +86,12 @@ def test_a_summary_is_kept_for_its_price_file_and_code(home, tmp_path: Path) -> 
     assert sorted(len(v) for v in kept(home).values()) == [n, n]
     # kept summaries of other code are never read
     for f in (home.path.parent / "cache" / "ledger").glob("*.json"):
-        data = json.loads(f.read_text())
+        data = _read(home, f)
         for convs in data["summaries"].values():
             for _, e in convs.values():
                 e["total"]["money"] = "999"
         data["code"] = "someone else's"
-        f.write_text(json.dumps(data))
+        _rewrite(home, f, data)
     again, _ = summaries(store=home)
     assert again and all(s.total.money != 999 for s in again)
 
@@ -84,7 +101,7 @@ def test_the_kept_summaries_are_written_whole_over_a_temp_file_a_killed_run_left
 
     cache = home.path.parent / "cache" / "ledger"
     cache.mkdir(parents=True)
-    stale = cache / f".3.json-{os.getpid()}.tmp"  # a killed run of the same process id left it
+    stale = cache / f".3.json-{os.getpid()}.tmp"  # a killed run of the same process id left it (asz_core.signed)
     stale.write_text("half a file")
     (cache.parent / "ledger.json").write_text("{}")  # the one file earlier versions kept
     sums, _ = summaries(store=home)
@@ -159,23 +176,23 @@ def test_a_damaged_kept_summary_is_computed_again_or_said(home) -> None:
     folder = home.path.parent / "cache" / "ledger"
     victim = sums[0].conversation
     path = folder / f"{shard_of(victim)}.json"
-    data = json.loads(path.read_text())
+    data = _read(home, path)
     [convs] = data["summaries"].values()
     convs[victim][1]["total"] = {"calls": "many"}
-    path.write_text(json.dumps(data))
+    _rewrite(home, path, data)
     again, _ = summaries(store=home)
     assert [s.total for s in again] == [s.total for s in sums]  # computed again: the same figures
-    data = json.loads(path.read_text())
+    data = _read(home, path)
     [convs] = data["summaries"].values()
     convs[victim][1]["by_model"] = "{not json"
-    path.write_text(json.dumps(data))
+    _rewrite(home, path, data)
     broken, _ = summaries(store=home)
     mine = next(s for s in broken if s.conversation == victim)
     assert mine.by_day == next(s for s in sums if s.conversation == victim).by_day
     with pytest.raises(AszError, match="cache/ledger is damaged"):
         dict(mine.by_model)
     convs[victim][1]["by_model"] = json.dumps({"a-model": {"calls": "many"}})  # JSON, of another shape
-    path.write_text(json.dumps(data))
+    _rewrite(home, path, data)
     broken, _ = summaries(store=home)
     with pytest.raises(AszError, match="cache/ledger is damaged"):
         dict(next(s for s in broken if s.conversation == victim).by_model)

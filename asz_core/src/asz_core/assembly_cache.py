@@ -6,11 +6,12 @@ digest of the code that assembles. The store stays the only truth; a cache file 
 missing, stale or unreadable is simply assembled again. Files are written once, atomically.
 
 A cache file is a pickle (the fastest to load of a conversation's many records), and a pickle
-runs code when loaded: so each file begins with an HMAC-SHA256 of the rest, keyed with a random
-key asz keeps in ``ASZ_HOME/cache/assembly.key`` (mode 0600), and nothing is unpickled whose tag
-does not verify. A file planted by anyone who cannot read the key is never loaded. The
-conversation's folder is its id encoded (:mod:`.id_paths`), checked to stay inside ASZ_HOME,
-and cache files are opened only as regular files, no link followed.
+runs code when loaded: so each file begins with an HMAC-SHA256 of the rest, keyed with the home's
+key (:mod:`.signed`, as every cache file is), and nothing is unpickled whose tag does not verify.
+A file planted by anyone who cannot read the key is never loaded. The conversation's folder is
+its id encoded (:mod:`.id_paths`), checked to stay inside ASZ_HOME (a ``cache`` folder leading
+out of it is not used: the conversation is assembled, as with no cache), and cache files are
+opened only as regular files, no link followed.
 """
 
 from __future__ import annotations
@@ -19,18 +20,17 @@ import hashlib
 import hmac
 import os
 import pickle
-import secrets
 import tempfile
 from pathlib import Path
 
 from . import assembly, records, store as store_mod
 from .assembly import Conversation, assemble
-from .id_paths import child
+from .id_paths import OutsideHome, child
 from .regular import read_regular
+from .signed import KEY_BYTES, TAG as _TAG, key as cache_key, tag as _tag
 from .store import Round, Store
 
-KEY_BYTES = 32
-_TAG = hashlib.sha256().digest_size
+__all__ = ["load_assembled", "load_named", "cache_key", "KEY_BYTES"]
 
 _CODE = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (assembly, records, store_mod))).hexdigest()[:16]
 
@@ -39,10 +39,15 @@ def load_assembled(store: Store, conversation: str, rnd: Round, *, keep: bool = 
     """The conversation at ``rnd``: from the cache when it holds it, else assembled (and kept,
     unless ``keep`` is False: the ledger's summaries want its figures once, not the conversation)."""
     home = store.path.parent
-    folder = child(home, "cache", "assembly", ids=(conversation,))
-    path = folder / f"r{rnd.number}-{rnd.head[:16]}-{_CODE}.pickle"
-    key = cache_key(home)
     try:
+        folder: Path | None = child(home, "cache", "assembly", ids=(conversation,))
+    except OutsideHome:
+        folder = None  # a cache folder leading out of the home: not used, the conversation is assembled
+    path = folder / f"r{rnd.number}-{rnd.head[:16]}-{_CODE}.pickle" if folder else Path()
+    key = cache_key(home) if folder else None
+    try:
+        if folder is None:
+            raise FileNotFoundError
         data = read_regular(path, follow=False)
         body = memoryview(data)[_TAG:]
         if key is not None and len(data) > _TAG and hmac.compare_digest(data[:_TAG], _tag(key, body)):
@@ -55,15 +60,11 @@ def load_assembled(store: Store, conversation: str, rnd: Round, *, keep: bool = 
     # conversation's record of it, and landing order never changes.
     conv = assemble(conversation, store.runtime_of(conversation), rnd, store.records(conversation, rnd.number),
                     store.copied_calls(conversation))
-    if keep:
+    if keep and folder is not None:
         key = key if key is not None else cache_key(home, make=True)
         if key is not None:
             _keep(home, folder, path, conv, key)
     return conv
-
-
-def _tag(key: bytes, payload: bytes | memoryview) -> bytes:
-    return hmac.new(key, payload, hashlib.sha256).digest()
 
 
 class _Signing:
@@ -75,42 +76,6 @@ class _Signing:
     def write(self, b: bytes) -> int:
         self.mac.update(b)
         return self.f.write(b)  # type: ignore[attr-defined]
-
-
-def cache_key(home: Path, *, make: bool = False) -> bytes | None:
-    """The key the cache's files are signed with (None when there is none, or it cannot be read
-    as asz wrote it); with ``make``, one is made when missing, once (two asz at once keep the
-    first one linked)."""
-    path = home / "cache" / "assembly.key"
-    try:
-        key = read_regular(path, follow=False)
-        if len(key) == KEY_BYTES:
-            return key
-        if not make:
-            return None
-        os.unlink(path)  # not a key asz made: replaced (it signed nothing asz will load)
-    except FileNotFoundError:
-        if not make:
-            return None
-    except OSError:
-        return None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(secrets.token_bytes(KEY_BYTES))
-            os.chmod(tmp, 0o600)
-            try:
-                os.link(tmp, path)  # never replaces a key another asz made meanwhile
-            except FileExistsError:
-                pass
-        finally:
-            os.unlink(tmp)
-        key = read_regular(path, follow=False)
-    except OSError:
-        return None
-    return key if len(key) == KEY_BYTES else None
 
 
 def _keep(home: Path, folder: Path, path: Path, conv: Conversation, key: bytes) -> None:
@@ -130,7 +95,7 @@ def _keep(home: Path, folder: Path, path: Path, conv: Conversation, key: bytes) 
             f.write(signer.mac.digest())
         os.replace(tmp, path)
         tmp = None
-    except OSError:
+    except (OSError, OutsideHome):
         pass  # a store we may read but not write to (or a full disk): no cache, same answer
     finally:
         if tmp is not None:

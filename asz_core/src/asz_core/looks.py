@@ -33,6 +33,8 @@ from typing import Any, TypeVar
 
 import orjson
 
+from . import signed
+
 T = TypeVar("T")
 VERSION = 1
 """Of looks.json's shape."""
@@ -155,19 +157,21 @@ class Looks:
         """root -> its listing as kept (:func:`_walk_kept`): given again while every folder in it
         has the identity it had."""
         self.listed = False  # a listing made in this collect, to keep
+        # Kept in the store's cache, signed (:mod:`.signed`): only what a collect of this home wrote
+        # is given again; one planted, or too large, or not a regular file, is as if none were kept.
         if cache is not None:
             try:
-                data = orjson.loads(cache.with_name(LISTINGS).read_bytes())
+                data = orjson.loads(signed.read(_home(cache), cache.with_name(LISTINGS), KEPT_BYTES) or b"null")
                 if isinstance(data, dict) and data.get("v") == VERSION:
                     self.listings = dict(data["roots"])
-            except (OSError, ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError):
                 pass  # none kept, or unreadable: every folder is listed again
         if cache is not None:
             try:
-                data = orjson.loads(cache.read_bytes())
+                data = orjson.loads(signed.read(_home(cache), cache, KEPT_BYTES) or b"null")
                 if isinstance(data, dict) and data.get("v") == VERSION:
                     self.kept, self.codes = dict(data["files"]), dict(data["codes"])
-            except (OSError, ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError):
                 pass  # none kept, or unreadable: every look is made again, and kept anew
 
     def stat(self, p: str | os.PathLike[str]) -> os.stat_result:
@@ -247,6 +251,16 @@ class Looks:
             _write(self.cache, {"v": VERSION, "codes": self.codes, "files": self.kept})
 
 
+def _home(cache: Path) -> Path:
+    """The asz home of a cache file (``ASZ_HOME/cache/looks.json``)."""
+    return cache.parent.parent
+
+
+KEPT_BYTES = 256 << 20
+"""The most a kept looks or listings file is read of (a 1,850-file history keeps well under a
+megabyte); a larger one is not read, and collect looks again."""
+
+
 LISTINGS = "listings.json"
 """Beside looks.json: the folders' listings, written only when a folder was listed anew (a day's
 growth lists none, and rewrites only looks.json)."""
@@ -267,22 +281,13 @@ def _still(kept: list[Listed]) -> bool:
 
 
 def _write(path: Path, value: Any) -> None:
-    """``value`` as JSON into ``path``, atomically."""
-    tmp = path.parent / f".{path.stem}-{os.getpid()}.tmp"
+    """``value`` as JSON into ``path``, signed and atomically (:mod:`.signed`); a home that cannot
+    be written (or a look JSON cannot hold) keeps nothing: the next collect looks (or lists) again."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = orjson.dumps(value)
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()  # left by a killed process of the same id
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except (OSError, TypeError):
-        # a home that cannot be written (or a look JSON cannot hold): nothing kept, the next
-        # collect looks (or lists) again
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+    except TypeError:
+        return
+    signed.write(_home(path), path, data)
 
 
 _codes: dict[str, str] = {}

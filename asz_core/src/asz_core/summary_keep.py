@@ -6,18 +6,24 @@ what a history keeps each), the others are read as they are. Each file is writte
 atomically (a file of this process's own, renamed over the old one), and holds, per price file
 (SHA-256) and conversation, the one head its summary is of: a new round replaces its
 conversation's summary instead of adding one more. What a summary is, and how it is written as
-JSON, is the ledger's (:mod:`.ledger`); here only where it lives.
+JSON, is the ledger's (:mod:`.ledger`); here only where it lives. Each file is signed with the
+home's key (:mod:`.signed`): one written by anything but asz (another money planted, a FIFO, a
+link to ``/dev/zero``, a file of gigabytes) is not read, and its summaries are computed again.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from . import signed
+from .id_paths import OutsideHome, inside
+
+KEPT_BYTES = 256 << 20
+"""The most a kept file is read of (a 1 GB history's sixteen make 4 MB); a larger one is not read."""
 SHARDS = "0123456789abcdef"
 
 
@@ -31,6 +37,7 @@ class Kept:
 
     def __init__(self, folder: Path, code: str, *, read: bool = True) -> None:
         self.folder, self.code = folder, code
+        self.home = folder.parent.parent  # (ASZ_HOME/cache/ledger)
         self.shards: dict[str, dict[str, Any]] = {}
         """shard -> {"prices": {sha: meta}, "summaries": {sha: {conversation: [head, dump]}}}."""
         self.changed: set[str] = set()
@@ -40,8 +47,8 @@ class Kept:
 
     def _read(self, path: Path) -> dict[str, Any]:
         try:
-            data = orjson.loads(path.read_bytes())
-        except (OSError, ValueError):
+            data = orjson.loads(signed.read(self.home, path, KEPT_BYTES) or b"null")
+        except ValueError:
             data = None
         if not isinstance(data, dict) or data.get("code") != self.code:
             return {"prices": {}, "summaries": {}}
@@ -79,30 +86,9 @@ class Kept:
                 data = orjson.dumps({"code": self.code, **self.shards[s]})
             except TypeError:  # a sum JSON cannot hold: not kept, computed again next time
                 continue
-            _write_once(self.folder, f"{s}.json", data)
+            signed.write(self.home, self.folder / f"{s}.json", data)
         self.changed.clear()
         try:  # the one file earlier versions kept them all in: nothing reads it now
-            (self.folder.parent / "ledger.json").unlink(missing_ok=True)
-        except OSError:
-            pass
-
-
-def _write_once(folder: Path, name: str, data: bytes) -> None:
-    # Not tempfile: importing it is a hundredth of a first ledger's time. O_EXCL: never another
-    # process's temp file; one a killed process of the same id left is not anyone's now.
-    tmp = folder / f".{name}-{os.getpid()}.tmp"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            tmp.unlink()
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, folder / name)
-    except OSError:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
+            (inside(self.home, self.folder.parent) / "ledger.json").unlink(missing_ok=True)
+        except (OSError, OutsideHome):
             pass
