@@ -139,3 +139,86 @@ def test_write_report_refuses_a_run_not_closed(two_runs):
     (run / "close.json").unlink()
     with pytest.raises(AszError, match="has not closed"):
         runner.write_report(run)
+
+
+# --- a run's later files: regroups, saved sources, an attempt's requests ------------------------------
+
+def _example_run(store: Any, tmp_path: Path, name: str, sources: tuple[str, ...] = ()) -> Path:
+    from ruamel.yaml import YAML
+
+    from asz_core.collect import collect
+
+    root = Path(__file__).resolve().parents[2]
+    collect([root / "examples" / "claude-code"], store)
+    calls = YAML(typ="safe").load((root / "examples" / "scripted-5e1f0c2a.yaml").read_text())["calls"]
+    calls = [c for c in calls if c["stage"] not in ("reference", "divergence")]
+    calls.append({"stage": "regroup", "call": 1, "requests": [{"usage": {"input": 9, "output": 1}}],
+                  "answer": {"targets": [{"target": "t1", "goal": "P1", "cites": ["i1"]}],
+                             "goals": [{"goal": "P1", "worked_on": True, "cites": ["i1"]}], "notes": None}})
+    script = tmp_path / f"{name}.json"
+    script.write_text(json.dumps({"calls": calls}))
+    return runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{script}", sources=sources,
+                                            stages=("targets", "achievement", "subtasks", "efficiency")), store=store).path
+
+
+def test_a_regroups_folder_that_is_a_link_is_neither_read_nor_written_through(store: Any, tmp_path: Path) -> None:
+    """regroups/ replaced by a link to another run's: that run's regroup is not shown as this run's,
+    and a new regroup of this run is refused rather than written into the other run."""
+    from asz_core.judge import person_goals, regroup
+
+    goals = tmp_path / "goals.yaml"
+    goals.write_text("goals:\n  - Invoice totals right to the cent\n")
+    mine, other = _example_run(store, tmp_path, "a"), _example_run(store, tmp_path, "b")
+    done = regroup.make(other, person_goals.read(goals), store=store)
+    assert done.file.comparison is not None and runner.read_run(other)["regroup"] is not None
+    (mine / "regroups").symlink_to(other / "regroups")
+    assert runner.read_run(mine)["regroup"] is None
+    before = sorted(p.name for p in (other / "regroups").iterdir())
+    with pytest.raises(AszError, match="regroups is a symbolic link, not the run's own folder"):
+        regroup.make(mine, person_goals.read(goals), store=store)
+    assert sorted(p.name for p in (other / "regroups").iterdir()) == before
+    (mine / "regroups").unlink()
+    (mine / "regroups").mkdir()
+    (mine / "regroups" / "v1").symlink_to(other / "regroups" / "v1")  # a version that is a link: not this run's
+    assert runner.read_run(mine)["regroup"] is None
+
+
+def test_a_saved_source_reached_through_a_link_is_not_read(store: Any, tmp_path: Path) -> None:
+    from asz_core.judge.source_files import SOURCES_DIR, read_saved, text_of
+
+    note = tmp_path / "note.md"
+    note.write_text("Incident: the totals were rounded wrong.\n")
+    run = _example_run(store, tmp_path, "s", sources=(str(note),))
+    (saved,) = read_saved(run)
+    assert saved.usable and "rounded wrong" in text_of(run, "src1")
+    other = tmp_path / "other-src"
+    shutil.copytree(run / SOURCES_DIR / "src1", other)
+    (other / "text.txt").write_text("planted")
+    (run / SOURCES_DIR / "src1" / "text.txt").unlink()
+    (run / SOURCES_DIR / "src1" / "text.txt").symlink_to(other / "text.txt")
+    with pytest.raises(OSError, match="symbolic link"):
+        text_of(run, "src1")
+    shutil.rmtree(run / SOURCES_DIR / "src1")
+    (run / SOURCES_DIR / "src1").symlink_to(other)  # the source's folder a link: its manifest not read
+    (gone,) = read_saved(run)
+    assert gone.manifest is None and "symbolic link" in (gone.problem or "")
+
+
+def test_an_attempts_requests_reached_through_a_link_are_not_counted(store: Any, tmp_path: Path) -> None:
+    """The close counts what each evaluator request consumed from the attempt's requests.jsonl,
+    read from the run's folder down: one that is a link (to a file of a thousand requests) is not
+    read, the attempt's requests counted unknown."""
+    from asz_core.judge.close import close_file, load_view
+    from asz_core.registry import Registry
+
+    run = _example_run(store, tmp_path, "r", ())
+    view = load_view(run, store)
+    want = close_file(run, store, Registry(), view).statement.judging
+    attempt = run / "calls" / "targets" / "1" / "1"
+    fake = tmp_path / "requests.jsonl"
+    fake.write_bytes((attempt / "requests.jsonl").read_bytes() * 1000)
+    (attempt / "requests.jsonl").unlink()
+    (attempt / "requests.jsonl").symlink_to(fake)
+    got = close_file(run, store, Registry(), load_view(run, store)).statement.judging
+    assert got.total.calls < want.total.calls and got.total.tokens < want.total.tokens  # no thousand copies
+    assert got.total.unknown == want.total.unknown + 1  # the attempt's requests are unknown now

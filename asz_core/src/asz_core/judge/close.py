@@ -23,6 +23,7 @@ from attrs import frozen
 
 from ..errors import AszError
 from ..records import USAGE_TYPES, Usage
+from ..regular import read_below
 from . import outcomes, stage_files
 from .source_outcomes import SourceView
 from .evidence import asking_calls
@@ -560,8 +561,10 @@ def _judging(path: Path, stages: dict[str, dict[str, Any]], prices: Any, convers
             continue
         a = _ReqAcc()
         for att in r.get("attempt_log", []):
-            f = path / att["directory"] / "requests.jsonl"
-            lines = f.read_bytes().splitlines() if f.is_file() else []
+            try:  # the run's own file: from its folder down, no link followed, nothing but a regular file
+                lines = read_below(path, Path(str(att["directory"])) / "requests.jsonl").splitlines()
+            except OSError:
+                lines = []
             for n, line in enumerate(lines):
                 try:
                     q = orjson.loads(line)

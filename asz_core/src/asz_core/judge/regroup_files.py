@@ -4,7 +4,9 @@ work directory, and the regroups of a run read back (docs/regroup.md). Below :mo
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +63,19 @@ class RegroupResult:
 
 
 def reserve(run_dir: Path) -> Path:
-    """The next version's work directory, made with one ``mkdir``: two regroups at once never share one."""
+    """The next version's work directory, made with one ``mkdir``: two regroups at once never share one.
+    A ``regroups`` that is not the run's own folder (a link to another run's, or anywhere) is
+    refused: what a regroup writes never leaves its run."""
+    from ..errors import AszError
+    from ..regular import kind_of
+
     base = run_dir / "regroups"
-    base.mkdir(exist_ok=True)
+    try:
+        base.mkdir()
+    except FileExistsError:
+        mode = os.lstat(base).st_mode
+        if not stat.S_ISDIR(mode):
+            raise AszError(f"{base} is {kind_of(mode)}, not the run's own folder: no regroup is written through it") from None
     # What is listed may be stale by the time it is made (another regroup reserving at once): the
     # mkdir that fails on an existing directory is the reservation, and the next number is tried.
     n = max((int(p.name[1:]) for p in versions(run_dir)), default=0) + 1
@@ -89,10 +101,11 @@ def versions(run_dir: Path) -> list[Path]:
 
 
 def read(d: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """A regroup's regroup.json as JSON, or why it does not read (one still running has none)."""
+    """A regroup's regroup.json as JSON, or why it does not read (one still running has none):
+    read from its run's folder down, no link followed on the way (``regroups/v1`` and the file)."""
     from .stage_files import MISSING, as_record, load_json
 
-    got, data, why = load_json(d / FILE, d)
+    got, data, why = load_json(d / FILE, d.parent.parent)
     if got == MISSING:
         return None, f"{d / FILE} is missing (a regroup still running, or one that stopped)"
     if why is None:

@@ -13,7 +13,7 @@ from attrs import frozen
 
 from ..convert import structure
 from ..errors import AszError, RecordError
-from ..regular import read_regular
+from ..regular import read_below
 
 MANIFEST_VERSION = 1
 SOURCES_DIR = Path("work") / "sources"
@@ -105,9 +105,8 @@ def read_saved(run_path: Path) -> list[Saved]:
     ids = sorted((p.name for p in base.iterdir() if _ID.match(p.name)), key=lambda s: int(s[3:]))
     out = []
     for sid in ids:
-        p = base / sid / "manifest.json"
-        try:
-            m = structure(orjson.loads(read_regular(p, 1 << 20)), Manifest)
+        try:  # from the run's folder down, no link followed (work/, sources/, srcN/ or the file)
+            m = structure(orjson.loads(read_below(run_path, SOURCES_DIR / sid / "manifest.json", 1 << 20)), Manifest)
             out.append(Saved(sid, m) if m.id == sid else Saved(sid, None, f"its manifest names {m.id!r}"))
         except (OSError, ValueError, RecordError) as exc:
             out.append(Saved(sid, None, f"its manifest does not read ({type(exc).__name__}: {str(exc)[:200]})"))
@@ -121,7 +120,9 @@ def text_of(run_path: Path, sid: str) -> str:
     if got is None or not got.usable:
         raise AszError(f"no saved text of source {sid}" + (f": {got.why_unavailable}" if got else ""))
     t = got.manifest.text  # type: ignore[union-attr]
-    b = read_regular(run_path / SOURCES_DIR / sid / t.file, t.bytes + 1)  # type: ignore[union-attr]
+    if "/" in t.file or "\\" in t.file or t.file in ("", ".", ".."):  # type: ignore[union-attr]
+        raise AszError(f"source {sid}'s manifest names {t.file!r} as its text: no file of its own folder")  # type: ignore[union-attr]
+    b = read_below(run_path, SOURCES_DIR / sid / t.file, t.bytes + 1)  # type: ignore[union-attr]
     if hashlib.sha256(b).hexdigest() != t.sha256:  # type: ignore[union-attr]
         raise AszError(f"the saved text of source {sid} no longer matches its manifest's digest")
     return b.decode("utf-8", "replace")
