@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import shutil
 import sqlite3
 import threading
@@ -331,3 +332,37 @@ def test_a_fifo_swapped_in_while_kiro_s_store_is_read_is_never_waited_on(swap: s
         fifo = db if swap.startswith("the store") else wal
         assert problems == [f"{db}:0: cannot open SQLite store ("
                             f"{'' if fifo == db else f'{wal}: '}not a regular file (a named pipe))"], problems
+
+
+# --- files named by an option -----------------------------------------------------------------------
+
+def test_a_fifo_named_by_an_option_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Every file a command is pointed at (a price file, a configuration, the scripted evaluator's
+    script, asz judge mcp's log, the settings file asz recorder install declares the plugin in) is
+    opened only when it is a regular file: a named pipe there made the command wait forever."""
+    from tests.adapters.cc_shapes import Session, text, usage
+
+    home = tmp_path / "home"
+    s = Session("fifo-opt")
+    s.user("u1", None, "go")
+    s.assistant("a1", "u1", "msg_1", "req_1", text("done"), usage(10, 0, 0, 5, final=True))
+    assert run_asz("collect", str(s.write(tmp_path / "t.jsonl")), home=home).returncode == 0
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    os.mkfifo(project / ".claude" / "settings.json")
+    pipe = "not a regular file (a named pipe)"
+    cases = [(("ledger", "--prices", str(fifo)), f"cannot read price file {fifo}: {pipe}"),
+             (("judge", "fifo-opt", "--config", str(fifo), "--evaluator", "scripted:x"),
+              f"configuration file {fifo} is {pipe}"),
+             (("judge", "fifo-opt", "--evaluator", f"scripted:{fifo}", "--stages", "targets"),
+              f"scripted evaluator: cannot read the script {fifo} ({pipe})"),
+             (("judge", "mcp", "fifo-opt", "--log", str(fifo)), f"{pipe}: {fifo}"),
+             (("recorder", "install", "--project", str(project)),
+              f"{project / '.claude' / 'settings.json'} cannot be read ({pipe}); not changed")]
+    for args, says in cases:
+        # (no claude on the PATH: the recorder declares its plugin in the settings file itself)
+        got = run_asz(*args, home=home, timeout=60, PATH=os.path.dirname(sys.executable), ASZ_CLAUDE="")
+        assert got.returncode == 1 and "Traceback" not in got.stderr, (args, got.stderr)
+        assert f"error: {says}" in got.stderr, (args, got.stderr)

@@ -29,6 +29,7 @@ import attrs
 from asz_core.errors import AszError
 from asz_core.jsonl import read_objects
 from asz_core.records import Cursor, Entry, Problem
+from asz_core.regular import read_regular
 from asz_core.textclip import clip_text
 
 from .spool import asz_home, is_spool_file, spool_dir  # noqa: F401 - where they were
@@ -177,7 +178,9 @@ def _load(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text() or "{}")
+        data = json.loads(read_regular(path).decode("utf-8") or "{}")  # (a FIFO: refused, not waited on)
+    except OSError as exc:
+        raise AszError(f"{path} cannot be read ({exc}); not changed") from exc
     except ValueError as exc:
         raise AszError(f"{path} is not valid JSON ({exc}); not changed") from exc
     if not isinstance(data, dict):

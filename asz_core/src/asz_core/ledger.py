@@ -715,7 +715,9 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
     st = store if isinstance(store, Store) else Store.open()
     path = Path(prices) if prices else default_price_file()
     try:
-        sha = hashlib.sha256(path.read_bytes()).hexdigest()
+        from .regular import read_regular
+
+        sha = hashlib.sha256(read_regular(path)).hexdigest()  # (a FIFO is refused, not waited on)
     except OSError:
         sha = ""  # Prices.load says what is wrong with it
     kept = Kept(st.path.parent / "cache" / "ledger", _code_digest(), read=bool(cache and sha))

@@ -174,8 +174,10 @@ def serve_stdio(nav: Navigator) -> int:
 
 def jsonl_sink(path: Path) -> Callable[[dict[str, Any]], None]:
     """A log writer: one JSON line per tool call, flushed as it is written."""
+    from .regular import open_append
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    f = path.open("ab")
+    f = open_append(path)  # a FIFO given as --log is refused, not waited on
 
     def write(entry: dict[str, Any]) -> None:
         f.write(orjson.dumps(entry) + b"\n")
@@ -220,8 +222,10 @@ def serve(conversation: str | None, *, head: str | None = None, window: str | No
     # ended, and the new one goes on where the log stopped (after three refusals: it does not serve).
     nav.resume(earlier)
     if nav.ended:
-        print(f"asz judge mcp: this call's navigation already ended after {MAX_REFUSALS} refused answers ({log})",
-              file=sys.stderr)
+        from .terminal_text import inert
+
+        print(inert(f"asz judge mcp: this call's navigation already ended after {MAX_REFUSALS} refused answers ({log})",
+                    one_line=True), file=sys.stderr)
         return 0
     nav.warm()
     return serve_stdio(nav)
@@ -245,8 +249,10 @@ def call_log(run: Path, call: str) -> Path:
 
 
 def _read_log(path: Path) -> list[dict[str, Any]]:
+    from .regular import read_regular
+
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError:
         return []
     out = []

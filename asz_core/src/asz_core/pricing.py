@@ -189,7 +189,9 @@ class Prices:
         p = Path(path) if path is not None else default_price_file()
         shipped = p.resolve().parent == PRICES_DIR
         try:
-            data = p.read_bytes()
+            from .regular import read_regular
+
+            data = read_regular(p)  # a FIFO given as --prices is refused, not waited on
         except OSError as exc:
             raise PriceFileError(f"cannot read price file {p}: {exc.strerror or exc}") from exc
         fast = None
@@ -832,5 +834,7 @@ def _dump(doc: dict[str, Any]) -> bytes:
 
 
 def _file_of(p: Path, doc: dict[str, Any]) -> PriceFile:
-    return PriceFile(str(p), hashlib.sha256(p.read_bytes()).hexdigest(), _str(doc.get("source")), _str(doc.get("taken")),
+    from .regular import read_regular
+
+    return PriceFile(str(p), hashlib.sha256(read_regular(p)).hexdigest(), _str(doc.get("source")), _str(doc.get("taken")),
                      p.parent.resolve() == PRICES_DIR)

@@ -157,6 +157,29 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None, *, foll
         return _whole(f, f.fileno(), path, limit, at_most)
 
 
+def open_append(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened to append to (made when missing, 0600 as any file of asz's own), when it is a
+    regular file: a FIFO there would make the open wait for a reader (refused at once, ENXIO, or
+    as :class:`NotRegularFile`), a device take what is written."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO no one reads: said as what it is
+            raise NotRegularFile(path, stat.S_IFIFO) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, mode)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "ab")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class LinkRefused(OSError):
     """A file of asz's own (a run's) reached through a symbolic link: never followed."""
 

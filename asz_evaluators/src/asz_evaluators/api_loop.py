@@ -461,8 +461,10 @@ class _Log:
 
     def write(self, entry: dict[str, Any]) -> None:
         if self.f is None:
+            from asz_core.regular import open_append
+
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.f = self.path.open("ab")
+            self.f = open_append(self.path)
         self.f.write(orjson.dumps(entry, option=orjson.OPT_NON_STR_KEYS, default=str) + b"\n")
         self.f.flush()
 

@@ -36,6 +36,7 @@ import orjson
 from asz_core.errors import EvaluatorError
 from asz_core.interfaces import EvaluatorBackend
 from asz_core.judge.judgment import CallResult, EvaluatorCall, Request
+from asz_core.regular import read_regular
 
 USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
 
@@ -43,8 +44,8 @@ USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
 def load_script(path: Path) -> list[dict[str, Any]]:
     """The entries of a script file (YAML or JSON)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
+        text = read_regular(path).decode("utf-8")  # a FIFO given as the script is refused, not waited on
+    except (OSError, UnicodeDecodeError) as exc:
         raise EvaluatorError(f"scripted evaluator: cannot read the script {path} ({exc})") from exc
     try:
         if path.suffix == ".json":

@@ -195,7 +195,10 @@ def find(path: Path | None = None) -> Path | None:
     """The configuration file a run reads (None: none, the defaults)."""
     if path is not None:
         if not path.is_file():
-            raise ConfigError(f"configuration file {path} does not exist")
+            from ..regular import not_regular
+
+            why = not_regular(path) if path.exists() else None
+            raise ConfigError(f"configuration file {path} " + (f"is {why}" if why else "does not exist"))
         return path
     here = Path("asz.yaml")
     if here.is_file():
@@ -213,7 +216,9 @@ def load(path: Path | None = None, *, overrides: dict[str, Any] | None = None) -
     data: dict[str, Any] = {}
     if src is not None:
         try:
-            got = YAML(typ="safe", pure=True).load(src.read_text(encoding="utf-8"))
+            from ..regular import read_regular  # (a FIFO swapped in since it was found is refused, not waited on)
+
+            got = YAML(typ="safe", pure=True).load(read_regular(src).decode("utf-8"))
         except (YAMLError, UnicodeDecodeError, OSError) as exc:
             raise ConfigError(f"{src}: cannot read it as YAML ({exc})") from exc
         if got is None:
