@@ -25,7 +25,7 @@ from typing import Any
 from attrs import field, frozen
 
 from ..convert import dumps
-from ..errors import AszError, ConfigError
+from ..errors import AszError, ConfigError, os_error_text
 from ..id_paths import child, id_folders, inside
 from ..store import Store, asz_home
 from . import config as configs
@@ -225,6 +225,10 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
     # (asz compare) needs no store.
     try:
         call_costs.write(path, store, view)
+    except OSError as exc:  # the machine's (a full disk): said, naming the file; `-show RUN --costs` writes it again
+        if progress:
+            progress(f"{call_costs.FILE} was not written: {os_error_text(exc)}; `asz judge -show {path.name} --costs` "
+                     "writes it again")
     except Exception as exc:  # asz's own fault: the run still closes, and says so (compare will say it is missing)
         keep_traceback(path, "call-costs")
         if progress:
@@ -242,6 +246,10 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
                 progress(f"the regroup was not made: {exc}")
     try:
         report_html.write(path, store, view)
+    except OSError as exc:  # the machine's (a full disk), not asz's fault: no traceback kept; -show says it is missing
+        if progress:
+            progress(f"report.html was not written: {os_error_text(exc)}; `asz judge -show {path.name} --html` "
+                     "writes it again")
     except Exception as exc:  # the report is a view of close.json: its failure loses nothing, and is said
         keep_traceback(path, "report")
         if progress:
