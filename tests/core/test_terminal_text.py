@@ -9,6 +9,7 @@ carry the sequences.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -236,3 +237,125 @@ def test_a_plain_string_keeps_the_controls_rich_would_drop():
     out = f.getvalue()
     assert "a\\x07\\x0d\\x08\\x0b\\x0cb" in out and "c\\x07\\x0d\\x08\\x0b\\x0cd" in out
     assert _raw_in(out) == []
+
+
+# --- every command, over the bundled example poisoned --------------------------------------------------
+# The example's transcript with the sequences added to every text a person reads (inputs, replies,
+# tool names and inputs, the project folder, the model), its scripted answers with them added to every
+# free text (statements, criteria, reasons, notes, excerpts) and to the evaluator's model, a label file
+# and a source holding them: every command that prints them, lean and full, plain and on a terminal
+# (rich's SGR codes asz's own), prints nothing raw.
+
+POISON = CLEAR + TITLE + LINK + "\x07\r\x08\x0b\x0c\x00\u202e\u2066\x9b\x7f\u2028"
+_TEXT_KEYS = {"text", "content", "cwd", "name", "model", "gitBranch", "description", "prompt", "command", "file_path"}
+_FREE_KEYS = {"note", "text", "statement", "what", "reason", "why", "excerpt", "claim", "said", "found", "notes",
+              "conclusion", "cause", "model", "changed"}
+
+
+def _poisoned(o, keys, k=None):
+    if isinstance(o, dict):
+        return {kk: _poisoned(v, keys, kk) for kk, v in o.items()}
+    if isinstance(o, list):
+        return [_poisoned(v, keys, k) for v in o]
+    return o + POISON if isinstance(o, str) and k in keys else o
+
+
+@pytest.fixture(scope="module")
+def poisoned_world(tmp_path_factory):
+    import shutil
+
+    from ruamel.yaml import YAML
+
+    root = Path(__file__).resolve().parents[2]
+    tmp = tmp_path_factory.mktemp("poisoned")
+    src = tmp / "src"
+    shutil.copytree(root / "examples" / "claude-code", src)
+    for f in src.rglob("*.jsonl"):
+        lines = [json.dumps(_poisoned(json.loads(x), _TEXT_KEYS), ensure_ascii=False) for x in f.read_text().splitlines() if x.strip()]
+        f.write_text("\n".join(lines) + "\n")
+    scripts = []
+    for name in ("scripted-5e1f0c2a.yaml", "scripted-5e1f0c2a-second.yaml"):
+        d = _poisoned(YAML(typ="safe").load((root / "examples" / name).read_text()), _FREE_KEYS)
+        for c in d["calls"]:
+            c.pop("pause", None)
+        d["calls"].append({"stage": "regroup", "call": 1, "model": "m" + POISON, "requests": [{"usage": {"input": 1, "output": 1}}],
+                           "answer": {"targets": [{"target": "t1", "goal": "P1", "note": "n" + POISON, "cites": ["i1"]}],
+                                      "goals": [{"goal": "P1", "worked_on": True, "note": "w" + POISON}], "notes": "x" + POISON}})
+        p = tmp / (name + ".json")
+        p.write_text(json.dumps(d))
+        scripts.append(p)
+    goals = tmp / "goals.yaml"
+    goals.write_text(json.dumps({"goals": ["Invoice totals right" + POISON]}))
+    home = tmp / "home"
+    assert run_asz("collect", str(src), home=home).returncode == 0
+    runs = []
+    for s in scripts:
+        got = run_asz("judge", "5e1f", "--evaluator", f"scripted:{s}", "--source", str(goals), home=home)
+        assert got.returncode in (0, 3), got.stderr
+        runs.append(next(x for x in got.stdout.splitlines() if x.startswith("run ")).split()[-1])
+    return home, [Path(r).name for r in runs], goals, scripts
+
+
+def _commands(runs, goals, scripts):
+    r1, r2 = runs
+    return [("conversations",), ("conversations", "--wide"), ("show", "5e1f"), ("show", "5e1f", "--talk", "k1"),
+            ("show", "5e1f", "--talk", "k2"), ("show", "5e1f", "--operations"), ("ledger",), ("ledger", "5e1f"),
+            *(("ledger", "--by", b) for b in ("talk", "stream", "model", "day", "month", "block", "project")),
+            *(("ledger", "5e1f", "--by", b) for b in ("talk", "stream", "model", "day", "month")),
+            ("runs",), ("runs", "5e1f"), ("judge", "-show", r1), ("judge", "-show", r1, "--brief"), ("compare", r1, r2),
+            ("judge", "regroup", r1, "--goals", str(goals)), ("judge", "-show", r1), ("sources", "fetch", str(goals)),
+            ("plugins",), ("judge", "5e1f", "--evaluator", f"scripted:{scripts[1]}", "--brief")]
+
+
+@pytest.mark.parametrize("way", ["lean", "full", "terminal"])
+def test_every_command_prints_the_poisoned_example_inert(poisoned_world, way):
+    home, runs, goals, scripts = poisoned_world
+    shown = ""
+    for args in _commands(runs, goals, scripts):
+        if args[0] in ("conversations", "show", "ledger", "runs") and way != "terminal":
+            # the lean path draws these tables itself: the very bytes the full CLI's rich prints
+            lean = run_asz(*args, home=home)
+            full = subprocess.run([sys.executable, "-c", FULL_CLI, *args], env=asz_env(home), capture_output=True,
+                                  text=True, timeout=300)
+            assert lean.stdout == full.stdout, args
+        if way == "full":
+            got = subprocess.run([sys.executable, "-c", FULL_CLI, *args], env=asz_env(home), capture_output=True,
+                                 text=True, timeout=300)
+        elif way == "terminal":  # rich's codes (and plain_render's, the same) on a terminal that takes colour
+            env = {k: v for k, v in asz_env(home, TTY_COMPATIBLE="1", FORCE_COLOR="1", COLUMNS="160").items() if k != "NO_COLOR"}
+            got = subprocess.run([sys.executable, "-c", "import sys; from asz_core.main import main; sys.argv[0] = 'asz'; main()",
+                                  *args], env=env, capture_output=True, text=True, timeout=300)
+        else:
+            got = run_asz(*args, home=home)
+        assert got.returncode in (0, 3), (args, got.stderr)
+        out = got.stdout + got.stderr
+        if way == "terminal":
+            out = re.sub("\x1b\\[[0-9;]*m", "", out)  # a colour's codes are asz's own
+        assert _raw_in(out) == [], (args, _raw_in(out), out[-2000:])
+        shown += out
+    for escaped in ("\\x1b]8;;https://evil.example", "\\x1b[2J", "\\x07", "\\x0d", "\\u202e", "\\x00", "\\x9b", "\\u2028"):
+        assert escaped in shown, escaped  # the poison reached what was printed, shown escaped
+
+
+def test_an_error_naming_a_file_is_one_line_in_both_clis(tmp_path):
+    """A path holding a newline and what looks like a line of asz's own: the error is one line, the
+    newline shown (lean and full CLI); an error written in several lines on purpose (what to set up
+    when no evaluator is available) keeps them."""
+    root = Path(__file__).resolve().parents[2]
+    home = tmp_path / "home"
+    forged = tmp_path / "p\nwarning: all is well\x1b[2J.json"
+    for cli in ("lean", "full"):
+        if cli == "lean":
+            got = run_asz("ledger", "--prices", str(forged), home=home)
+        else:
+            got = subprocess.run([sys.executable, "-c", FULL_CLI, "ledger", "--prices", str(forged)], env=asz_env(home),
+                                 capture_output=True, text=True, timeout=300)
+        assert got.returncode == 1
+        assert "\nwarning: all is well" not in got.stderr and "p\\x0awarning: all is well\\x1b[2J.json" in got.stderr, \
+            (cli, got.stderr)
+    assert run_asz("collect", str(root / "examples" / "claude-code"), home=home).returncode == 0
+    env = {k: v for k, v in asz_env(home, PATH=os.path.dirname(sys.executable)).items()
+           if not k.endswith(("_API_KEY", "_TOKEN")) and not k.startswith(("AWS_", "ANTHROPIC_", "OPENAI_", "KIRO_"))}
+    got = subprocess.run([sys.executable, "-c", FULL_CLI, "judge", "5e1f", "--stages", "targets"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert got.returncode == 1 and "\n  - claude: " in got.stderr and "\\x0a" not in got.stderr, got.stderr

@@ -398,7 +398,7 @@ def main() -> None:
     try:
         app()
     except AszError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/] {escape(inert(str(exc), one_line=not exc.lines))}", highlight=False, soft_wrap=True)
         sys.exit(1)
     except KeyboardInterrupt:
         err.print("interrupted", highlight=False)
@@ -407,6 +407,7 @@ def main() -> None:
         sys.stderr.close()
         sys.exit(0)
     except OSError as exc:  # the machine, not asz: a file or folder that cannot be read or written
-        err.print(f"[red]error:[/] {escape(os_error_text(exc))}", highlight=False, soft_wrap=True)
+        # (one line: a file's name may hold a newline, which must not forge a line of its own)
+        err.print(f"[red]error:[/] {escape(inert(os_error_text(exc), one_line=True))}", highlight=False, soft_wrap=True)
         sys.exit(1)
 

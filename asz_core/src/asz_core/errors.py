@@ -4,7 +4,13 @@ from __future__ import annotations
 
 
 class AszError(Exception):
-    """Base of every error whose message is meant for the user (the CLI prints it, exit 1)."""
+    """Base of every error whose message is meant for the user (the CLI prints it, exit 1).
+
+    Printed as one line (a newline shown ``\\x0a``): a name in it (a path, an id) may hold a
+    newline that must not forge a line of its own. ``lines`` marks one written in several lines
+    on purpose (a list of what to do), printed so."""
+
+    lines = False
 
 
 class ConfigError(AszError):

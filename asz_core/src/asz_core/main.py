@@ -143,12 +143,12 @@ def _print_json(thing: object) -> None:
     sys.stdout.write(json_inert(orjson.dumps(thing, option=orjson.OPT_INDENT_2).decode()) + "\n")
 
 
-def _say(label: str, color: str, text: str) -> None:
+def _say(label: str, color: str, text: str, *, lines: bool = False) -> None:
     # As the full CLI says it (rich: coloured on a terminal), one line each, inert as every line
     # printed for a person (a file name may hold an escape sequence).
     from .terminal_text import inert
 
-    text = inert(text, one_line=True)
+    text = inert(text, one_line=not lines)
     colored = sys.stderr.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
     head = f"\x1b[{color}m{label}\x1b[0m" if colored else label
     sys.stderr.write(f"{head} {text}\n")
@@ -172,7 +172,7 @@ def main() -> None:
     try:
         code = run(*parsed)
     except AszError as exc:
-        _say("error:", "31", str(exc))
+        _say("error:", "31", str(exc), lines=exc.lines)
         sys.exit(1)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")

@@ -48,8 +48,10 @@ def pick(registry: Any, evaluators: dict[str, Any] | None = None) -> tuple[str, 
             return (f"{cls.name}:{a.argument}" if a.argument else cls.name), a.why
         missing.append(f"  - {cls.name}: {a.why}")
     names = ", ".join(c.name for c in registry.evaluators()) or "none"
-    raise ConfigError("\n".join([NONE_AVAILABLE, *missing,
+    err = ConfigError("\n".join([NONE_AVAILABLE, *missing,
                                  f"  - or name one: asz judge CONV --evaluator NAME[:MODEL] (installed: {names})"]))
+    err.lines = True  # a list of what to do, one line each
+    raise err
 
 
 def choose(registry: Any, config: Path | None, say: Callable[[str], None] | None = None,
