@@ -40,3 +40,28 @@ def test_an_oversized_argument_is_a_bad_argument_charged_and_logged(corpus_store
     assert [e["bytes"] for e in entries] == [len(t.encode()) for t in texts]
     assert entries[-1]["used"] == sum(len(t.encode()) for t in texts)  # every answer counted
     assert all(len(json.dumps(e)) < 5000 for e in entries)  # the log keeps the arguments clipped
+
+
+def test_an_argument_nested_too_deep_is_a_bad_argument_charged_and_logged(corpus_store: Any, tmp_path: Path) -> None:
+    """An argument nested deeper than any tool's (a list in a list, twelve or six hundred levels;
+    the SDK's reader refuses the latter as no JSON-RPC message, which nothing counted) is the
+    navigator's counted tool error, as an oversized one is."""
+    home = Path(corpus_store.path).parent
+    log = tmp_path / "reads.jsonl"
+    raw = _Raw(home, "fa812bfe", "--window", "k2", "--log", str(log))
+    texts = []
+    try:
+        for n, levels in enumerate((N.ARG_DEPTH + 4, 600), 1):
+            deep: Any = "s3"
+            for _ in range(levels):
+                deep = [deep]
+            res = raw.call(n, "step", {"id": deep})
+            assert "result" in res, res  # a tool's answer, not a protocol error
+            text = res["result"]["content"][0]["text"]
+            assert res["result"]["isError"] and f"nested more than {N.ARG_DEPTH} levels deep" in json.loads(text)["error"]
+            texts.append(text)
+    finally:
+        raw.close()
+    entries = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [e["status"] for e in entries] == ["error", "error"]
+    assert entries[-1]["used"] == sum(len(t.encode()) for t in texts)

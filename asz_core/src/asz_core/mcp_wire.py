@@ -75,6 +75,8 @@ class Wire:
             why = rejected(line)
             if why is None:
                 return line
+            if isinstance(why, str):  # a call the SDK cannot read only for its arguments' depth: the navigator's to refuse
+                return why
             await self._error(*why)
 
     async def _readline(self) -> bytes | None:
@@ -126,8 +128,12 @@ class Wire:
         self._out.flush()
 
 
-def rejected(line: str) -> tuple[Any, int, str] | None:
-    """Why the SDK cannot read ``line`` as a JSON-RPC message, as (id, code, message); None when it can."""
+def rejected(line: str) -> tuple[Any, int, str] | str | None:
+    """Why the SDK cannot read ``line`` as a JSON-RPC message, as (id, code, message); None when it can.
+    A tool call the SDK cannot read only because its arguments nest deeper than its reader goes is
+    given back as a line it can read, those arguments cut a few levels below where the navigator
+    refuses them (:data:`~asz_core.navigation.ARG_DEPTH`): so a bad argument it is, answered as the
+    navigator's tool error and charged to the call's budget, not a protocol error nothing counts."""
     import mcp_types as types
     from pydantic import ValidationError
 
@@ -142,10 +148,36 @@ def rejected(line: str) -> tuple[Any, int, str] | None:
     except (ValueError, RecursionError) as exc:
         return None, PARSE_ERROR, f"Parse error: not JSON ({exc})"
     rid = _request_id(obj)
+    cut = _cut_deep_call(obj, rid)
+    if cut is not None:
+        return cut
     if _lone_surrogate(obj):
         return rid, INVALID_PARAMS, ("Invalid params: a string holds a lone surrogate (\\ud800-\\udfff alone), "
                                      "which is not Unicode; send valid UTF-8")
     return rid, INVALID_REQUEST, f"Invalid Request: not a JSON-RPC 2.0 message ({first})"
+
+
+def _cut_deep_call(obj: Any, rid: Any) -> str | None:
+    from .navigation import ARG_DEPTH, depth_of
+
+    params = obj.get("params") if isinstance(obj, dict) else None
+    if rid is None or obj.get("method") != "tools/call" or not isinstance(params, dict) \
+            or depth_of(params.get("arguments"), ARG_DEPTH + 3) <= ARG_DEPTH + 2:
+        return None
+    args = _cut(params["arguments"], ARG_DEPTH + 2)
+    line = json.dumps({**obj, "params": {**params, "arguments": args}})
+    return None if rejected(line) is not None else line
+
+
+def _cut(v: Any, levels: int) -> Any:
+    """``v`` with what nests past ``levels`` replaced by ``"…"`` (its depth is still past the navigator's bound)."""
+    if not isinstance(v, (list, dict)):
+        return v
+    if levels <= 0:
+        return "…"
+    if isinstance(v, dict):
+        return {k: _cut(x, levels - 1) for k, x in v.items()}
+    return [_cut(x, levels - 1) for x in v]
 
 
 def _request_id(obj: Any) -> Any:

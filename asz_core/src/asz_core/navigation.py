@@ -94,6 +94,21 @@ ARG_BYTES = 4096
 a longer one is a bad argument, answered as an error and counted like any answer."""
 MAX_ARGS = 16
 """The most arguments a call may name (every tool takes fewer than ten)."""
+ARG_DEPTH = 8
+"""The deepest an argument may nest (a tool takes a string, a number or a list of ids: one or two)."""
+
+
+def depth_of(v: Any, bound: int = ARG_DEPTH + 1) -> int:
+    """How deep ``v`` nests (a string or a number: 0), counted up to ``bound``; walked without recursion."""
+    deepest, stack = 0, [(v, 0)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, (list, dict)):
+            if d + 1 >= bound:
+                return bound
+            deepest = max(deepest, d + 1)
+            stack.extend((y, d + 1) for y in (x.values() if isinstance(x, dict) else x))
+    return deepest
 
 
 def _check_args(args: dict[str, Any]) -> None:
@@ -105,6 +120,9 @@ def _check_args(args: dict[str, Any]) -> None:
     for k, v in args.items():
         if len(str(k)) > 100:
             raise NavError(f"an argument name of {len(str(k)):,} characters; a name is at most 100")
+        if depth_of(v) > ARG_DEPTH:
+            raise NavError(f"{_printable(str(k))[:100]}: an argument nested more than {ARG_DEPTH} levels deep; a tool's "
+                           "argument is a string, a number or a list of ids")
         if size_of(v) > ARG_BYTES:
             raise NavError(f"{_printable(str(k))}: an argument of {size_of(v):,} characters; a tool's argument is at "
                            f"most {ARG_BYTES:,} (give an id, a page, or a few words)")
