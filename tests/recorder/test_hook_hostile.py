@@ -96,7 +96,29 @@ def test_secret_files_are_hashed_never_copied(tmp_path: Path, home: Path, repo: 
 
 
 @pytest.mark.parametrize(("rel", "secret"), [(".env", True), (".env.production", True), ("a/.ssh/known_hosts", True),
-                                             ("keys/id_rsa.pub", True), ("x.PEM", True), ("src/environment.py", False),
-                                             ("docs/identity.md", False), ("src/key.py", False)])
+                                             ("keys/id_rsa.pub", True), ("x.PEM", True), (".gnupg/pubring.kbx", True),
+                                             (".aws/config", True), ("deploy/.envrc", True), (".npmrc", True),
+                                             (".git-credentials", True), ("ci/.docker/config.json", True),
+                                             ("android/release.jks", True), ("src/environment.py", False),
+                                             ("docs/identity.md", False), ("src/key.py", False), ("docs/credentials.md", False)])
 def test_which_files_are_secret(rel: str, secret: bool) -> None:
     assert hook.is_secret(rel) is secret
+
+
+def test_a_secret_clean_before_the_call_is_never_copied_from_gits_copy(tmp_path: Path, home: Path, repo: Path) -> None:
+    """A tracked secret that a shell command changes, clean until then: its state before the call
+    is taken from git's copy (HEAD), whose content is not kept either, only its digest."""
+    secrets = ["deploy/.envrc", "certs/tls.pem", ".gnupg/secring.gpg"]
+    for rel in secrets:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_bytes(KEY + rel.encode())
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "secrets tracked")
+    call(repo, "t1", "Bash", {"command": "rotate"}, lambda: [(repo / r).write_bytes(b"rotated " + r.encode()) for r in secrets],
+         response={})
+    (rec,) = [r for r in spool(home) if r["type"] == "change"]
+    got = _files(rec)
+    assert set(secrets) <= set(got)
+    for rel in secrets:
+        assert got[rel]["before"] and got[rel]["before"] != got[rel]["after"]
+    assert b"hostile-s3cret" not in _everything(home)

@@ -531,15 +531,19 @@ def _named(data: dict[str, Any]) -> str | None:
     return v if isinstance(v, str) and v and "\0" not in v else None
 
 
-SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".kube"})
-SECRET_NAMES = frozenset({".env", ".netrc", ".pgpass"})
-SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx")
+SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", "gcloud"})
+SECRET_NAMES = frozenset({".env", ".envrc", ".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials", ".htpasswd",
+                          "credentials"})
+SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".ppk", ".jks", ".keystore", ".kdbx")
 
 
 def is_secret(rel: str) -> bool:
     """Whether a workspace file is one whose content is never copied (only its digest is
-    recorded): anything under ``.ssh``, ``.aws``, ``.gnupg``, ``.kube``; ``.env`` and ``.env.*``,
-    ``.netrc``, ``.pgpass``; ``id_*`` (SSH keys); ``*.pem``, ``*.key``, ``*.p12``, ``*.pfx``."""
+    recorded): anything under ``.ssh``, ``.aws``, ``.gnupg``, ``.kube``, ``.docker``, ``.azure``,
+    ``gcloud``; ``.env`` and ``.env.*``, ``.envrc``, ``.netrc``, ``.pgpass``, ``.npmrc``,
+    ``.pypirc``, ``.git-credentials``, ``.htpasswd``, ``credentials``; ``id_*`` (SSH keys);
+    ``*.pem``, ``*.key``, ``*.p12``, ``*.pfx``, ``*.ppk``, ``*.jks``, ``*.keystore``, ``*.kdbx``
+    (tokens and keys tools keep in such files)."""
     parts = [p for p in rel.replace("\\", "/").split("/") if p]
     if not parts:
         return False
