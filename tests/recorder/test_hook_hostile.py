@@ -122,3 +122,33 @@ def test_a_secret_clean_before_the_call_is_never_copied_from_gits_copy(tmp_path:
     for rel in secrets:
         assert got[rel]["before"] and got[rel]["before"] != got[rel]["after"]
     assert b"hostile-s3cret" not in _everything(home)
+
+
+@pytest.mark.parametrize("mode", ["git", "plain"])
+@pytest.mark.parametrize("where", ["file_path", "session_id", "tool_use_id"])
+def test_a_lone_surrogate_in_the_hook_input_breaks_nothing(tmp_path: Path, home: Path, repo: Path, mode: str,
+                                                           where: str) -> None:
+    """Claude Code's JSON.stringify writes half a pair cut from a string as a lone escape
+    (``"\\ud83d"``): the hook reads it as U+FFFD, as asz reads such a transcript (it raised
+    UnicodeEncodeError on the path, the git call or the spool's name: the call unrecorded)."""
+    import json
+
+    from .test_hook import _input
+
+    root = repo if mode == "git" else tmp_path / "plain"
+    root.mkdir(exist_ok=True)
+    (root / "src").mkdir(exist_ok=True)
+    inp = {"file_path": "src/app\ud83d.py" if where == "file_path" else "src/app.py", "old_string": "1", "new_string": "2"}
+    for event in ("PreToolUse", "PostToolUse"):
+        data = _input(event, root, "t\udc00" if where == "tool_use_id" else "t1", "Edit", inp, tool_response={})
+        if where == "session_id":
+            data["session_id"] = "sess-\ud83d"
+        raw = json.dumps(data, ensure_ascii=True).encode()  # the lone half as an escape, as Node writes it
+        hook.handle("", hook._loads(raw))
+        if event == "PreToolUse":
+            (root / "src" / "app.py").write_text("x = 3\n")
+    log = home / "recorder" / "hook.log"
+    assert not log.exists() or "Traceback" not in log.read_text()
+    recs = [json.loads(x) for f in (home / "recorder" / "spool").glob("*.jsonl") for x in f.read_text().splitlines()]
+    (rec,) = [r for r in recs if r["type"] == "change"]
+    assert "src/app.py" in _files(rec)

@@ -185,13 +185,37 @@ def _loads(data: bytes) -> Any:
         obj, end = _json.make_scanner(_ScanContext)(body, 0)
         if end != len(body):
             raise ValueError("extra data after the JSON value")
-        return obj
     except (ImportError, AttributeError, TypeError):
         import json
 
-        return json.loads(text)
+        obj = json.loads(text)
     except StopIteration as exc:
         raise ValueError(f"not JSON (at {exc.value})") from None
+    # Claude Code's JSON.stringify writes half a pair cut from a string (a model's file_path) as a
+    # lone escape, which this reader keeps: no path, git call or record can hold one (the call was
+    # not recorded, a traceback in hook.log). Each becomes U+FFFD, as asz reads such a transcript.
+    return _mended(obj) if "\\ud" in text or "\\uD" in text else obj
+
+
+def _mended(v: Any) -> Any:
+    """``v`` with every string (keys too) holding a lone surrogate made U+FFFD there; walked without recursion."""
+    root: list[Any] = [v]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        holder, key = stack.pop()
+        x = holder[key]
+        if isinstance(x, str):
+            try:
+                x.encode("utf-8")
+            except UnicodeEncodeError:
+                holder[key] = x.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        elif isinstance(x, dict):
+            d = {(_mended(k) if isinstance(k, str) else k): y for k, y in x.items()}
+            holder[key] = d
+            stack.extend((d, k) for k in d)
+        elif isinstance(x, list):
+            stack.extend((x, i) for i in range(len(x)))
+    return root[0]
 
 
 def _dumps(obj: Any) -> str:
