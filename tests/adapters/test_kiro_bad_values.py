@@ -134,3 +134,23 @@ def test_the_corpus_gives_no_new_warning(store: Store) -> None:
     if not KIRO.is_dir():
         pytest.skip(f"corpus not found at {KIRO}")
     assert list(collect([KIRO], store).problems) == []
+
+
+def test_a_store_row_that_is_no_utf8_is_read_and_the_others_too(tmp_path: Path, store: Store) -> None:
+    """One conversation's value holding bytes that are no UTF-8 (a store written by another tool):
+    sqlite3 stopped reading the whole store at it, every other conversation lost. That row is read
+    with the bytes replaced, said naming it, and the others are read."""
+    dbp = tmp_path / "data.sqlite3"
+    docs = [{"conversation_id": "kiro-bytes", "history": [entry(0), entry(1)], "transcript": []},
+            {"conversation_id": "kiro-after", "history": [entry(5), entry(6)], "transcript": []}]
+    make_store_db(dbp, [("/w", json.dumps(docs[0])), ("/x", json.dumps(docs[1]))], [])
+    db = sqlite3.connect(dbp)
+    db.execute("UPDATE conversations_v2 SET value = CAST(? AS TEXT) WHERE conversation_id = 'kiro-bytes'",
+               (json.dumps(docs[0]).encode().replace(b"prompt 0", b"prompt \xff\xfe 0"),))
+    db.commit()
+    db.close()
+    said = [str(p) for p in collect([dbp], store).problems]
+    assert said == [f"{dbp}#conversations_v2:kiro-bytes:1: not UTF-8; undecodable bytes replaced"]
+    got = load(store)
+    assert sorted(got) == ["kiro-after", "kiro-bytes"]
+    assert len(got["kiro-bytes"].model_calls()) == 2 and len(got["kiro-after"].model_calls()) == 2

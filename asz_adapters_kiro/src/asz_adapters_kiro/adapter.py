@@ -160,6 +160,7 @@ class KiroAdapter(RuntimeAdapter):
                 # One row per conversation (key = cwd), several per folder (migration 008).
                 q = "SELECT key, conversation_id, value FROM conversations_v2 ORDER BY created_at, updated_at, conversation_id"
                 for key, cid, value in db.execute(q):
+                    key, cid = _id_text(key), _id_text(cid)
                     label = f"{fname}#conversations_v2:{cid}"
                     seen.add(str(cid))
                     yield from _row_entries(label, value, str(cid), _said(cursor.state))
@@ -167,6 +168,7 @@ class KiroAdapter(RuntimeAdapter):
                 # The older table (key = cwd, one conversation per folder). Migration 008 copied
                 # its rows into conversations_v2; a conversation found there is read once.
                 for key, value in db.execute("SELECT key, value FROM conversations ORDER BY rowid"):
+                    key = _id_text(key)
                     label = f"{fname}#conversations:{key}"
                     cid = _peek_conversation_id(value)
                     if cid is not None and cid in seen:
@@ -351,11 +353,24 @@ class _Lines:
         return bisect.bisect_left(self.nl, pos) + 1
 
 
+def _id_text(v: Any) -> Any:
+    """A key or id read from the store as text that can be kept (bytes that are no UTF-8 as U+FFFD)."""
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            return v.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return v
+
+
 def _row_entries(label: str, value: Any, fallback: str, said: list[str]) -> Iterator[Entry | Problem]:
     if isinstance(value, bytes):
         data = value
     elif isinstance(value, str):
-        data = value.encode("utf-8", "surrogatepass")
+        try:
+            data = value.encode("utf-8", "surrogateescape")  # a value's own bytes, those no UTF-8 included
+        except UnicodeEncodeError:
+            data = value.encode("utf-8", "surrogatepass")
     else:
         yield Problem(label, 0, f"value is {type(value).__name__}, not a ConversationState; row skipped")
         return
@@ -881,6 +896,10 @@ class _StoreCopy:
             else:
                 raise OSError(f"it changed while being read, {_COPY_TRIES} times; it is read again at the next collect")
             self.db = sqlite3.connect(dest)
+            # A value that is no UTF-8 stops sqlite3's reading of the whole query (every other
+            # conversation of the store was lost): its bytes kept (surrogateescape), read on as text
+            # with a warning naming the row (_document_entries), an id made text.
+            self.db.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
             return self.db
         except BaseException:
             self.close()
