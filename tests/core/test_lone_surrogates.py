@@ -179,8 +179,28 @@ def test_a_file_whose_name_is_not_utf8_is_skipped_and_the_rest_collected(tmp_pat
     convs = json.loads(run_asz("conversations", "--json", home=home).stdout)
     assert [c["id"] for c in convs] == ["good-1"]
     # what collect keeps of its looks and listings is kept still, the other names' with it
-    assert str(folder / "good.jsonl") in (home / "cache" / "looks.json").read_text()
-    assert str(folder) in (home / "cache" / "listings.json").read_text()
+    assert str(folder / "good.jsonl").encode() in (home / "cache" / "looks.json").read_bytes()
+    assert str(folder).encode() in (home / "cache" / "listings.json").read_bytes()
     got = run_asz("collect", str(folder), "--json", home=tmp_path / "home2")
     assert got.returncode == 0, got.stderr
     assert any("t\\xff\x1b[2J.jsonl:0: its name is not UTF-8" in w for w in json.loads(got.stdout)["warnings"])  # the value whole
+
+
+def test_a_line_holding_bytes_that_are_no_utf8_is_read_its_usage_kept(tmp_path, store):
+    """A byte that is no UTF-8 in a line's text (a file damaged, or written by another tool) made
+    the line "not JSON", its call's usage gone: it is read with the byte as U+FFFD, said once."""
+    s = Session("bytes-1")
+    s.user("u1", None, "go")
+    s.assistant("a1", "u1", "msg_1", "req_1", text("caf\u00e9 BYTE"), usage(100, 0, 0, 7, final=True))
+    s.user("u2", "a1", "again BYTE")
+    s.assistant("a2", "u2", "msg_2", "req_2", text("more"), usage(200, 0, 0, 9, final=True))
+    path = tmp_path / "bytes.jsonl"
+    raw = "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in s.lines).encode().replace(b"BYTE", b"\xff\xfe")
+    path.write_bytes(raw)
+    said = [str(p) for p in collect([path], store).problems]
+    assert said == [f"{path}:2: bytes that are no UTF-8 (\\xff …) read as U+FFFD; the line is kept (and any later such "
+                    "line of this file)"]
+    led = ledger_of_one("bytes-1", None, Filter(), store=store)
+    assert led.total.calls == 2 and led.total.tokens["input"] == 300
+    conv = api.load("bytes-1", store=store)
+    assert any("caf\u00e9 \ufffd\ufffd" in (st.text or "") for st in conv.steps)

@@ -61,14 +61,23 @@ def loads_line(body: bytes) -> tuple[Any, bytes, str | None]:
     surrogate escape (``"\\ud83d"``: Node's JSON.stringify writes one for a string cut between
     the two halves of a pair, so Claude Code can) is no JSON to orjson; it is read with each lone
     one replaced by ``\\ufffd`` (U+FFFD, :func:`mend`), and kept so: its usage counts like any
-    line's. Raises :class:`orjson.JSONDecodeError` for a line that is not JSON otherwise."""
+    line's. So is a line holding bytes that are no UTF-8 (each as U+FFFD). Raises
+    :class:`orjson.JSONDecodeError` for a line that is not JSON otherwise."""
     try:
         return orjson.loads(body), body, None
     except orjson.JSONDecodeError:
         mended, found, _ = mend(body)
-        if found is None:
+        said = LONE_SURROGATE.format(found) if found is not None else None
+        try:
+            mended.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            # A byte that is no UTF-8 (a file damaged, or written by another tool) loses no line either.
+            bad = mended[exc.start:exc.end]
+            mended = mended.decode("utf-8", "replace").encode("utf-8")
+            said = (f"{said}; " if said else "") + f"bytes that are no UTF-8 (\\x{bad[0]:02x} …) read as U+FFFD"
+        if said is None:
             raise
-        return orjson.loads(mended), mended, LONE_SURROGATE.format(found)
+        return orjson.loads(mended), mended, said
 
 
 def read_objects(path: Path, cursor: Cursor) -> Iterator[tuple[int, bytes, dict[str, Any]] | Problem]:
