@@ -279,3 +279,57 @@ def test_a_corpus_run_fits_a_phone_and_a_desk(corpus_store: Any, tmp_path: Path,
     assert got["ready"] == "1" and got["scroll"] <= width
     assert got["words"] and all(h >= 10 and inside for _, h, inside in got["words"]), [w for w in got["words"] if w[1] < 10 or not w[2]]
     assert got["shown"] and all(0 <= a and b <= width for a, b in got["shown"].values()), got["shown"]
+
+
+
+
+PAYLOAD = '<script>alert(1)</script><img src=x onerror=alert(2)>"><b x=\'y\'>'
+"""HTML a transcript or an answer may hold: shown as text in the page, never as markup."""
+
+
+def _with_payload(o: Any, keys: set[str], k: str | None = None) -> Any:
+    if isinstance(o, dict):
+        return {kk: _with_payload(v, keys, kk) for kk, v in o.items()}
+    if isinstance(o, list):
+        return [_with_payload(v, keys, k) for v in o]
+    return o + PAYLOAD if isinstance(o, str) and k in keys else o
+
+
+def test_the_page_shows_what_a_transcript_and_an_answer_say_as_text(store: Any, tmp_path: Path) -> None:
+    """The example's texts (inputs, replies, tool inputs, project, model) and its answers' free texts
+    (statements, criteria, reasons, notes, excerpts), each ending with markup, and a regroup's page:
+    the markup is escaped wherever it is shown (red when the page's escaping is removed)."""
+    import shutil
+
+    from ruamel.yaml import YAML
+
+    from asz_core.collect import collect
+    from asz_core.judge import person_goals, regroup
+
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "examples" / "claude-code", src)
+    for f in src.rglob("*.jsonl"):
+        lines = [json.dumps(_with_payload(json.loads(x), {"text", "content", "cwd", "model", "command", "file_path"}))
+                 for x in f.read_text().splitlines() if x.strip()]
+        f.write_text("\n".join(lines) + "\n")
+    calls = _with_payload(YAML(typ="safe").load((ROOT / "examples" / "scripted-5e1f0c2a.yaml").read_text())["calls"],
+                          {"note", "text", "statement", "what", "reason", "why", "excerpt", "claim", "found", "cause",
+                           "model", "changed", "conclusion"})
+    calls.append({"stage": "regroup", "call": 1, "requests": [{"usage": {"input": 9, "output": 1}}],
+                  "answer": {"targets": [{"target": "t1", "goal": "P1", "cites": ["i1"], "note": "n" + PAYLOAD}],
+                             "goals": [{"goal": "P1", "worked_on": True, "cites": ["i1"], "note": "w" + PAYLOAD}],
+                             "notes": PAYLOAD}})
+    for c in calls:
+        c.pop("pause", None)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"calls": calls}))
+    collect([src], store)
+    res = runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{script}"), store=store)
+    goals = tmp_path / "goals.yaml"
+    goals.write_text(json.dumps({"goals": ["Invoice totals right" + PAYLOAD]}))
+    done = regroup.make(res.path, person_goals.read(goals), store=store)
+    for page in (res.path / "report.html", done.path / "report.html"):
+        html = page.read_text()
+        assert "<script>alert" not in html and "<img" not in html and "<b x=" not in html and "onerror=alert(2)>" not in html
+        assert html.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 10, page  # shown, as text, in many places
+        assert html.count("<script>") == 1  # the page's own
