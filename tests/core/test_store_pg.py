@@ -136,6 +136,11 @@ def test_asz_yaml_or_asz_store_chooses_the_postgresql_store(pg_url: str, tmp_pat
     assert type(st) is Store and st.path == home / "asz.db"  # nothing set: the SQLite file, as ever
     st.close()
     (tmp_path / "asz.yaml").write_text(f"judge:\n  mode: auto\nstore: {pg_url}\n")
+    from asz_core.config_trust import UntrustedConfig, trust
+
+    with pytest.raises(UntrustedConfig):  # a folder's store: only once trusted (it could take every conversation)
+        Store.open()
+    trust()
     st = Store.open()
     assert isinstance(st, PgStore) and st.url == pg_url
     st.close()

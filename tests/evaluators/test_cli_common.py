@@ -50,3 +50,15 @@ def test_the_answer_text() -> None:
     assert cc.parse_json_answer("no json") is None and cc.parse_json_answer("[1]") is None
     assert cc.plain_schema({"$schema": "x", "$id": "y", "type": "object", "properties": {"a": {"$id": "z"}}}) == {
         "type": "object", "properties": {"a": {}}}
+
+
+def test_the_mcp_server_is_told_a_store_that_is_no_file_of_asz_home(tmp_path: Path) -> None:
+    """A PostgreSQL store (or a server's) named by asz.yaml or --config: the server, run in a folder
+    of its own where neither is read, is given its address, never one carrying a password (the
+    variables land in the CLI's MCP settings in the run's folder)."""
+    for n, (url, told) in enumerate((("postgresql://judge@db.internal/asz", True),
+                                     ("postgresql://judge:s3cret@db.internal/asz", False), ("https://asz.example:8443", True))):
+        call = _call(tmp_path / str(n), WindowSpec(), None)
+        call.navigator.store = SimpleNamespace(url=url)
+        env = cc.mcp_env(call)
+        assert (env.get("ASZ_STORE") == url) is told and "s3cret" not in json.dumps(env), (url, env)

@@ -227,6 +227,9 @@ def test_asz_sources_fetch_prints_the_manifest(tmp_path: Path, monkeypatch: pyte
     monkeypatch.chdir(tmp_path)
     script = fetch_script(tmp_path / "acme-fetch")
     (tmp_path / "asz.yaml").write_text(f"fetch:\n  commands:\n    - prefix: 'https://acme.example/'\n      argv: ['{script}', '{{source}}']\n")
+    from asz_core.config_trust import trust
+
+    trust()  # the working folder's asz.yaml, trusted (tests/core/test_config_trust.py: untrusted, it runs nothing)
     r = CliRunner().invoke(app, ["sources", "fetch", "https://acme.example/OPS-12\x1b[31m"])
     assert r.exit_code == 0, r.output
     assert "fetcher" in r.output and "command" in r.output and "\x1b" not in r.output and "\\x1b[31m" in r.output

@@ -18,7 +18,7 @@ from . import api, commands, help_labels, ledger_report, outputs, pricing, repor
 from .collect_report import progress_bar
 from .plain import PlainLine
 from .plain import emit as emit_plain
-from .commands import AszGroup, Server
+from .commands import AszGroup, Server, config_option
 from .errors import AszError, os_error_text
 from .tables import InertText, console
 from .terminal_text import inert, json_inert
@@ -198,7 +198,7 @@ def runs(
 def worker(
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Runs this worker makes at once (each in a process of its own).")] = 1,
     until_empty: Annotated[bool, typer.Option("--until-empty", help="Stop once the queue has nothing for this worker (default: run until Ctrl-C or SIGTERM).")] = False,
-    config: Annotated[Optional[Path], typer.Option("--config", help="Configuration file (default: ./asz.yaml, else $ASZ_HOME/asz.yaml).")] = None,
+    config: config_option() = None,
 ) -> None:
     """Run the team's queued judge runs (`asz judge --all` queues them) from the team database ($ASZ_JOBS)."""
     from .team import jobs
@@ -307,6 +307,24 @@ def prices_update(
     _emit(ledger_report.update_json(result) if json else ledger_report.update_text(result), json)
 
 
+config_app = typer.Typer(no_args_is_help=True, add_completion=False, context_settings=HELP,
+                         help="Which asz.yaml asz reads: --config FILE, a working folder's once trusted, else $ASZ_HOME's.")
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("trust", help="Trust a working folder's asz.yaml as it is now: asz reads it there until it changes "
+                                   "(it can name programs asz runs and servers it sends conversations to).")
+def config_trust_cmd(
+    file: Annotated[Optional[Path], typer.Argument(help="The configuration file to trust (default: ./asz.yaml).")] = None,
+    json: Json = False,
+) -> None:
+    from .config_trust import trust
+
+    path, sha = trust(file)
+    _emit({"path": str(path), "sha256": sha} if json
+          else PlainLine(f"trusted {path} (sha256 {sha[:12]}): asz reads it in its folder until it changes"), json)
+
+
 @app.command("compare")
 def compare_cmd(
     runs: Annotated[list[str], typer.Argument(help="Two runs or more of one conversation: run directories, ids or unique prefixes.")],
@@ -328,7 +346,7 @@ app.add_typer(sources_app, name="sources")
 def sources_fetch(
     ctx: typer.Context,
     source: Annotated[str, typer.Argument(help="A path, an http or https URL, or what a fetch command of asz.yaml takes.")],
-    config: Annotated[Optional[Path], typer.Option("--config", help="Configuration file (its fetch: section; default: ./asz.yaml, else $ASZ_HOME/asz.yaml).")] = None,
+    config: config_option("Configuration file (its fetch: section; default: ./asz.yaml once trusted, else $ASZ_HOME/asz.yaml).") = None,
     json: Json = False,
 ) -> None:
     """Fetch one source as a run would, and print its manifest and the first lines of its text (nothing is saved).

@@ -27,6 +27,21 @@ Server = Annotated[Optional[str], typer.Option(
     help="Read an asz server's store instead of this machine's: http(s)://HOST:PORT (the token: ASZ_TOKEN).")]
 
 
+def _name_config(value: Any) -> Any:
+    """``--config FILE``: the file every part of the command reads (the store's choice too)."""
+    from .config_trust import name
+
+    name(value)
+    return value
+
+
+def config_option(help_text: str = "Configuration file (default: ./asz.yaml once trusted with `asz config trust`, else $ASZ_HOME/asz.yaml).") -> Any:
+    """The ``--config FILE`` option of every command that reads asz.yaml."""
+    from pathlib import Path
+
+    return Annotated[Optional[Path], typer.Option("--config", callback=_name_config, is_eager=True, help=help_text)]
+
+
 def registry_of(ctx: Any) -> Registry:
     """The registry a command line runs with: the one its context was given (``obj``, as a test
     gives its own plugin manager's), else the installed plugins'."""
@@ -48,6 +63,17 @@ class AszGroup(TyperGroup):
                 cached[name] = cmd
             self._plugin_commands = cached
         return cached
+
+    def invoke(self, ctx: Any) -> Any:
+        from .config_trust import name
+
+        # A command reads the file its own --config names, never an earlier one's (one process
+        # running many commands: a test's, a worker's)
+        name(None)
+        try:
+            return super().invoke(ctx)
+        finally:
+            name(None)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         return super().get_command(ctx, cmd_name) or self._from_plugins(ctx).get(cmd_name)

@@ -30,7 +30,7 @@ from .errors import NotFound, RecordError, StoreError
 from .lean_events import RULE as LEAN_RULE
 from .lean_events import lean as lean_events
 from .records import Cursor, Entry, Problem
-from .regular import open_regular
+from .regular import open_regular, read_regular
 from .writeback import Writeback
 
 SCHEMA_VERSION = 2
@@ -108,21 +108,22 @@ _STORE_LINE = re.compile(rb"^store[ \t]*:", re.M)
 
 def store_url() -> str | None:
     """Where the store is when it is not the embedded SQLite file: ``ASZ_STORE``, else the
-    ``store:`` of ``asz.yaml`` (in the working folder, else in ASZ_HOME, as the judge's
-    configuration is found). A ``postgresql://`` URL is a PostgreSQL store (:mod:`.store_pg`); an
+    ``store:`` of ``asz.yaml`` (in the working folder once trusted, else in ASZ_HOME, as the judge's
+    configuration is found: :mod:`.config_trust`). A ``postgresql://`` URL is a PostgreSQL store (:mod:`.store_pg`); an
     ``http(s)://`` URL an ``asz server`` read through (``--server``). None: the SQLite file."""
     url = os.environ.get("ASZ_STORE")
     if url is None:
-        for f in (Path("asz.yaml"), asz_home() / "asz.yaml"):
-            try:
-                text = f.read_bytes() if f.is_file() else None
-            except OSError:
-                text = None
-            if text is not None:
-                # (ruamel.yaml is imported only for a file that names a store: most do not, and
-                # the commands programs run often start faster without it)
-                url = _yaml_store(f, text) if _STORE_LINE.search(text) else None
-                break
+        from .config_trust import config_file
+
+        f = config_file()  # ./asz.yaml once trusted (it could send every conversation elsewhere), else ASZ_HOME's
+        try:
+            text = read_regular(f, at_most=16 << 20) if f is not None else None
+        except OSError:
+            text = None
+        if text is not None and f is not None:
+            # (ruamel.yaml is imported only for a file that names a store: most do not, and
+            # the commands programs run often start faster without it)
+            url = _yaml_store(f, text) if _STORE_LINE.search(text) else None
     url = (url or "").strip()
     if not url:
         return None

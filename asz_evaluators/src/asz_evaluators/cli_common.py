@@ -53,14 +53,31 @@ def mcp_command(call: EvaluatorCall) -> list[str]:
 
 
 def mcp_env(call: EvaluatorCall) -> dict[str, str]:
-    """The environment ``asz judge mcp`` needs: the store the run reads (ASZ_HOME)."""
+    """The environment ``asz judge mcp`` needs: the store the run reads (ASZ_HOME, and the store's
+    address when it is no SQLite file there: the server runs in a folder of its own, where the
+    asz.yaml or --config that named the store is not read)."""
     env: dict[str, str] = {}
-    path = getattr(call.navigator.store, "path", None)
+    store = call.navigator.store
+    path = getattr(store, "path", None)
     if path is not None and Path(path).name == "asz.db":
         env["ASZ_HOME"] = str(Path(path).resolve().parent)
     elif os.environ.get("ASZ_HOME"):
         env["ASZ_HOME"] = os.environ["ASZ_HOME"]
+    url = getattr(store, "url", None)
+    if isinstance(url, str) and url and not _has_password(url):
+        # (never a password: these variables are written into the CLI's MCP settings in the run's
+        # folder; a store reached with one gives it the server as libpq does, PGPASSWORD or ~/.pgpass)
+        env["ASZ_STORE"] = url
     return env
+
+
+def _has_password(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).password is not None
+    except ValueError:
+        return True
 
 
 def workdir(call: EvaluatorCall) -> Path:

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
-from ..commands import Server
+from ..commands import Server, config_option
 
 HELP_FLAGS = ("--help", "-h")
 
@@ -50,7 +50,7 @@ def register(judge_app: typer.Typer, out: Any, err: Any, emit: Any) -> None:
         window: Annotated[Optional[str], typer.Option("--window", help="all (default), a talk range k3..k7, or a time range FROM..TO.")] = None,
         evaluator: Annotated[Optional[str], typer.Option("--evaluator", help="Evaluator of every stage: NAME or NAME:MODEL (claude, codex, kiro-cli, anthropic, openai, bedrock) or scripted:FILE. Default: asz.yaml's, else the first available (claude logged in, else an API key), said.")] = None,
         stage_evaluator: Annotated[Optional[list[str]], typer.Option("--stage-evaluator", help="STAGE=NAME[:ARGUMENT], repeatable.")] = None,
-        config: Annotated[Optional[Path], typer.Option("--config", help="Configuration file (default: ./asz.yaml, else $ASZ_HOME/asz.yaml).")] = None,
+            config: config_option() = None,
         stages: Annotated[Optional[str], typer.Option("--stages", help="Comma-separated stages to run (default: all six; the others are written skipped).")] = None,
         mode: Annotated[Optional[str], typer.Option("--mode", help="judge.mode: auto, single or stream.")] = None,
         prices: Annotated[Optional[Path], typer.Option("--prices", help="Price file instead of the shipped snapshot.")] = None,

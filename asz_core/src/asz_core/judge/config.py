@@ -1,8 +1,8 @@
 """Configuration of a judge run: ``asz.yaml`` (ruamel.yaml) and flags, through the one converter.
 
-Where the file is: ``--config PATH``; else ``asz.yaml`` in the working folder; else
-``$ASZ_HOME/asz.yaml``; else the defaults below (decisions.md section 14). Flags override the
-file. A path inside the file (a scripted evaluator's script) is read relative to the file.
+Where the file is: ``--config PATH``; else ``asz.yaml`` in the working folder once a person
+trusted it (``asz config trust``: :mod:`asz_core.config_trust`); else ``$ASZ_HOME/asz.yaml``; else
+the defaults below (decisions.md section 14). Flags override the file. A path inside the file (a scripted evaluator's script) is read relative to the file.
 
 .. code-block:: yaml
 
@@ -37,7 +37,6 @@ file. A path inside the file (a scripted evaluator's script) is read relative to
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -200,11 +199,9 @@ def find(path: Path | None = None) -> Path | None:
             why = not_regular(path) if path.exists() else None
             raise ConfigError(f"configuration file {path} " + (f"is {why}" if why else "does not exist"))
         return path
-    here = Path("asz.yaml")
-    if here.is_file():
-        return here
-    home = Path(os.environ.get("ASZ_HOME") or Path.home() / ".asz") / "asz.yaml"
-    return home if home.is_file() else None
+    from ..config_trust import config_file
+
+    return config_file()  # ./asz.yaml once trusted, else $ASZ_HOME/asz.yaml (config_trust.py)
 
 
 def load(path: Path | None = None, *, overrides: dict[str, Any] | None = None) -> Config:
