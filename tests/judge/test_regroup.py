@@ -624,6 +624,28 @@ def test_goals_given_with_a_run_are_applied_once_it_closes_and_never_shown_to_it
     assert 'data-regroup="v1"' in html and "Translate the README" in html
 
 
+def test_a_regroup_that_breaks_after_the_run_closed_keeps_the_runs_report(store: Any, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """asz's own fault inside the regroup of a run given --goals (here: one forced): the run is
+    closed and keeps its report.html, the traceback is kept, and the progress says how to make the
+    regroup again (was: the error out of judge, and no report)."""
+    from asz_core.judge import regroup
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the regroup")
+
+    monkeypatch.setattr(regroup, "make", broken)
+    said: list[str] = []
+    from asz_core.collect import collect
+
+    collect([ROOT / "examples" / "claude-code"], store)
+    res = runner.judge(runner.JudgeOptions("5e1f0c2a", evaluator=f"scripted:{ROOT / 'examples' / 'scripted-5e1f0c2a.yaml'}",
+                                           goals=_label(tmp_path, GOALS)), store=store, progress=said.append)
+    assert res.regroup is None and (res.path / "close.json").is_file() and (res.path / "report.html").is_file()
+    assert (res.path / "calls" / "regroup.traceback.txt").is_file()
+    assert any("the regroup was not made: RuntimeError: a bug in the regroup" in s and "asz judge regroup" in s for s in said)
+
+
 def test_a_bad_label_file_stops_the_run_before_it_starts(store: Any, tmp_path: Path) -> None:
     p = _label(tmp_path, "goals:\n  - a\n  - a\n")
     with pytest.raises(LabelFileError, match="goal P2 'a' is given twice"):

@@ -244,6 +244,11 @@ def judge(options: JudgeOptions, *, store: Store | None = None, registry: Any = 
         except AszError as exc:
             if progress:
                 progress(f"the regroup was not made: {exc}")
+        except Exception as exc:  # asz's own fault: the closed run keeps its report, and the regroup can be made again
+            keep_traceback(path, "regroup")
+            if progress:
+                progress(f"the regroup was not made: {type(exc).__name__}: {exc}; `asz judge regroup {path.name} "
+                         f"--goals {options.goals}` makes it again")
     try:
         report_html.write(path, store, view)
     except OSError as exc:  # the machine's (a full disk), not asz's fault: no traceback kept; -show says it is missing
