@@ -294,6 +294,34 @@ def test_indexes_kept_up_as_it_goes_leave_the_rows_a_build_at_the_end_leaves(
         assert rows[True][name] == rows[False][name], name
 
 
+@pytest.mark.usefixtures("corpus")
+@pytest.mark.parametrize("bound", [10**12, 1_000_000], ids=["fits", "outgrows"])
+def test_a_first_collect_too_large_for_the_page_cache_builds_its_indexes_at_the_end(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: int) -> None:
+    # Kept up row by row, indexes larger than the 4 MiB cache put each row's entries on pages read
+    # back from disk (on 1 GB: 4 s more system time): past LIVE_INDEX_MAX_BYTES to read, the
+    # first collect leaves them to one build at the end, even with CPUs free.
+    from asz_core import collect as collect_module
+    from asz_core import workers
+
+    from .helpers import CLAUDE_CORPUS
+
+    if not workers.can_fork():
+        pytest.skip("no fork here (or one CPU): collect reads in its own process")
+    monkeypatch.setenv("ASZ_PROCESSES", "2")
+    monkeypatch.setattr(collect_module, "cpus_idle", lambda wanted: True)
+    monkeypatch.setattr(collect_module, "LIVE_INDEX_MAX_BYTES", bound)
+    live = []
+    real = store_module.Writer.index_as_it_goes
+    monkeypatch.setattr(store_module.Writer, "index_as_it_goes", lambda w: (live.append(1), real(w))[1])
+    store = Store.open(tmp_path / "home")
+    got = collect([CLAUDE_CORPUS], store, Registry())
+    store.close()
+    assert got.bytes_read > 1_000_000  # the corpus is read: more than the smaller bound
+    assert live == ([1] if bound > got.bytes_read else [])
+    assert _indexes(tmp_path / "home" / "asz.db") >= set(store_module._LATE_INDEXES)
+
+
 @pytest.mark.parametrize("fails", [False, True], ids=["lands", "fails"])
 def test_the_page_cache_is_as_before_after_a_collect_that_kept_its_indexes_up(tmp_path: Path, fails: bool) -> None:
     # The 4 MiB cache is the first collect's; the connection (a library user's, kept open) gets

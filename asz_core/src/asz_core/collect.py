@@ -27,7 +27,7 @@ from .records import Cursor, Entry, Problem
 from .registry import Registry
 from .regular import not_regular, open_regular, shown_name, why_not_regular
 from .looks import Looks, looking, stat
-from .store import FileStats, Prepared, Round, Store, Writer, tail_before
+from .store import LIVE_INDEX_MAX_BYTES, FileStats, Prepared, Round, Store, Writer, tail_before
 from .workers import cpus_idle
 
 # A session whose first entries are copies of another conversation's records continues that
@@ -148,9 +148,10 @@ def _collect(paths: Iterable[Path], store: Store, registry: Registry, runtime: s
         todo = sum(max(0, s.st.st_size - s.cursor.offset) for s in steps if s.cursor is not None and s.st is not None)
         with contextlib.ExitStack() as stack:
             forking = worth_forking(todo)
-            if forking and cpus_idle(2):
+            if forking and todo <= LIVE_INDEX_MAX_BYTES and cpus_idle(2):
                 # Two CPUs free for this process and its reader: this one, waiting on the reader
-                # about a third of the time, keeps the indexes up meanwhile (else: at the end).
+                # about a third of the time, keeps the indexes up meanwhile (else, or when the
+                # indexes would outgrow the page cache: at the end).
                 w.index_as_it_goes()
             reader = stack.enter_context(Reader(jobs)) if forking else None
             # Listed while the reader reads its first frame (this process would only wait): their
