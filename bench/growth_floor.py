@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from daily import Day  # noqa: E402
 from vs_ccusage import Asz, find_ccusage, folder_args, measure  # noqa: E402
 
-IMPORTS = "import attrs, orjson, sqlite3, hashlib\n"
+IMPORTS = "import attrs, orjson, sqlite3, hashlib, hmac\n"
 
 COLLECT = IMPORTS + r"""
 import os, sys
@@ -66,9 +66,16 @@ import os, sys
 home, grown, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
 days = {}
 folder = os.path.join(home, "cache", "ledger")
+with open(os.path.join(home, "cache", "assembly.key"), "rb") as f:
+    key = f.read()
 for name in sorted(os.listdir(folder)):
     with open(os.path.join(folder, name), "rb") as f:
-        kept = orjson.loads(f.read())
+        data = f.read()
+    # signed as asz signs its cache (asz_core/signed.py): an HMAC-SHA256 tag, then the JSON
+    tag, body = data[:32], data[32:]
+    if not hmac.compare_digest(tag, hmac.new(key, body, hashlib.sha256).digest()):
+        continue
+    kept = orjson.loads(body)
     # whatever the kept file's shape: every number under it is summed, by the key it sits under
     stack = [kept]
     while stack:
