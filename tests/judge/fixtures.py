@@ -110,3 +110,22 @@ def interrupted_example(dst: Path, text: str = "[Request interrupted by user for
     block["is_error"] = True
     main.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     return out
+
+
+def cut_off_example(dst: Path) -> Path:
+    """The bundled example with an API error of its sub-agent a1 after its last reply (shaped as
+    Claude Code writes one: a <synthetic> assistant line with isApiErrorMessage, as b277cc60's
+    agent-8d7ee089 holds): the sub-agent was cut off after it last replied, its Task still marked returned."""
+    out = _copy(dst)
+    sub = next(out.rglob("agent-a3f9c21.jsonl"))
+    lines = [json.loads(x) for x in sub.read_text().splitlines()]
+    last = lines[-1]
+    err = {**last, "parentUuid": last["uuid"], "uuid": "9d78246f-bcce-4777-9a0f-1540d1924545", "requestId": None,
+           "isApiErrorMessage": True,
+           "message": {"id": "3e56b140-aaac-4591-a0bd-af5308ca5607", "model": "<synthetic>", "role": "assistant",
+                       "type": "message", "stop_reason": "stop_sequence", "stop_sequence": "",
+                       "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+                                 "cache_read_input_tokens": 0},
+                       "content": [{"type": "text", "text": "API Error: 500 {\"type\":\"error\"}"}]}}
+    sub.write_text("\n".join(json.dumps(x) for x in [*lines, err]) + "\n")
+    return out

@@ -108,6 +108,23 @@ def test_an_interrupted_foreground_sub_task_gave_no_report(store: Any, tmp_path:
     assert not ev.after_report(ev.cite("s22"), "a1") and not ev.after_report(ev.cite("s26"), "a1")
 
 
+def test_a_sub_task_cut_off_after_its_last_reply_gave_no_report(store: Any, tmp_path: Path) -> None:
+    """The bundled example's a1 with (made) an API error of its own after its last reply s29, its Task
+    s20 still marked returned (the corpus holds this only with no reply before the error:
+    test_subtasks' b277cc60 a3): it never answered, so s20 brought no report back."""
+    from asz_core.collect import collect
+
+    from .fixtures import cut_off_example
+
+    collect([cut_off_example(tmp_path)], store)
+    ev = Evidence(window.build(store, "5e1f0c2a"))
+    a1 = [s for s in ev.conv.steps if s.stream == "a1"]
+    assert [(s.kind, s.notice) for s in a1[-2:]] == [("reply", None), ("notice", "api_error")]
+    assert ev.conv.step("s20").status == "returned"
+    assert ev.answer("a1") is None and ev.report_back("a1") is None
+    assert not ev.after_report(ev.cite("s26"), "a1")
+
+
 # --- a round of rework holds the work the target received, not any step of its talks -------------------
 
 def test_a_round_of_rework_holds_only_work_its_target_received(corpus_store: Any, tmp_path: Path) -> None:

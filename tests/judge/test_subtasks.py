@@ -15,6 +15,7 @@ import pytest
 from asz_core import window
 from asz_core.collect import collect
 from asz_core.judge import runner
+from asz_core.judge.evidence import Evidence
 
 from .conftest import inputs_of
 from .fixtures import background_example, nested_example
@@ -426,3 +427,28 @@ def test_a_label_citing_the_task_given_or_a_notice_is_left_out(example: Any, tmp
     assert sub["calls"] == []
     assert ("left_out", "a1", f"label productive cites {task!r}, which is no step of the work it labels: its cost is "
             "not reviewed") in checks(sub)
+
+
+def test_a_foreground_sub_task_that_never_answered_gave_no_report_back(corpus_store: Any, tmp_path: Path) -> None:
+    """b277cc60: the model call s5 started a3 (Task s7) and a4 (Task s8). a3's only step after its
+    task is an API error of its own (s277): it never answered, and what s7 returned is the runtime's
+    error text ("API Error: 400 ..."), though Claude Code marks the call returned. So no report of
+    a3 came back, and no work is misled by it; a4 answered (its last reply), and its report came
+    back with s8's result."""
+    cid = "b277cc60-6558-433f-92b8-95dd61c280e1"
+    conv = window.build(corpus_store, cid).conv
+    assert (conv.step("s7").status, conv.step("s7").text[:15]) == ("returned", "API Error: 400 ")
+    a4_last = [s.id for s in conv.steps if s.stream == "a4" and s.kind == "reply"][-1]
+    ds = [{"subtasks": ["a3"], "outcome": {"value": "failed", "cites": ["s277"]}, "report": {"value": "unknown"},
+           "misled": "s9"},
+          {"subtasks": ["a4"], "outcome": {"value": "completed", "cites": ["s281"]},
+           "report": {"value": "inaccurate", "cites": ["s281"]}, "misled": "s9"}]
+    _, stages = run(corpus_store, tmp_path, cid, first_target(inputs_of(corpus_store, cid)), {"decisions": ds},
+                    stages=("targets", "subtasks"), settings={"judge.mode": "single"})
+    got = by_stream(stages["subtasks"])
+    a3, a4 = got["a3"], got["a4"]
+    assert (a3["report_step"], a3["report_back"], a3["misled"]) == (None, None, None)
+    assert (a4["report_step"], a4["report_back"], a4["misled"], a4["charge"]) == (a4_last, "s8", "s9", "unknown")
+    ev = Evidence(window.build(corpus_store, cid))
+    assert ev.report_back("a3") is None and not ev.after_report(ev.cite("s9"), "a3")
+    assert ev.after_report(ev.cite("s9"), "a4")

@@ -35,6 +35,7 @@ The API, in one place::
     ev.giver("a2")              # the stream of the agent that gave it its task (m, or the sub-agent above)
     ev.own_result(c, "a2")      # a result of the sub-task's own stream: what its outcome and report rest on
     ev.asker_later(c, "a2")     # a later step of the giving agent: what shows the report used
+    ev.answer("a2")             # its answer, its report: its last reply, unless cut off after it (None)
     ev.report_back("a2")        # where its report came back (a notice, or the foreground result), or None
     ev.after_report(c, "a2")    # a later step of the giving agent after the report came back
     ev.shows_task_wrong(c, "a2")  # a tool result, an error, the person's words, or another agent call of the giver
@@ -182,6 +183,7 @@ class Evidence:
         self._before: frozenset[str] | None = None
         self._hay: dict[str, list[str]] = {}
         self._asked: dict[str, str | None] | None = None
+        self._streams: dict[str, list[Step]] | None = None
 
     # --- what an id is -------------------------------------------------------------------------
 
@@ -411,12 +413,34 @@ class Evidence:
             return False
         return self.conv.step(c.step).kind in ASKER_WORK and self._after(c, start.records[-1])
 
+    def answer(self, stream: str) -> str | None:
+        """The sub-task's answer, its report: its own last reply in the window, when no
+        interruption or API error of its own stream came after it; None when it never answered
+        (it never replied, or it was cut off after its last reply: what its starting call then
+        returned is the runtime's interruption or error text, even when the runtime marks the
+        call returned, as Claude Code's Task does over a sub-agent's API error)."""
+        last: Step | None = None
+        for s in self._own_steps(stream):
+            if s.kind == "reply" or (s.kind == "notice" and s.notice in ("api_error", "interrupt")):
+                last = s
+        return last.id if last is not None and last.kind == "reply" else None
+
+    def _own_steps(self, stream: str) -> list[Step]:
+        """A stream's steps in the window, in order (every stream's found in one pass)."""
+        if self._streams is None:
+            self._streams = {}
+            for s in self.conv.steps:
+                if s.id in self.w.steps:
+                    self._streams.setdefault(s.stream, []).append(s)
+        return self._streams.get(stream, [])
+
     def report_back(self, stream: str) -> tuple[str, int] | None:
         """Where ``stream``'s report came back: (the step, its place in landing order). The
         earliest runtime notice that it ended; or, for one that ran in the foreground, the
         result of the call that started it, which the record marks as its own, when it returned
-        (a background launch's acknowledgement is not a report, and a call interrupted or failed
-        before the sub-task answered returned the runtime's interruption or error text, no report).
+        after the sub-task answered (:meth:`answer`): a background launch's acknowledgement is not
+        a report, and a call interrupted or failed before the sub-task answered returned the
+        runtime's interruption or error text, no report, whatever status the runtime gave it.
         None when neither shows it: then no work is charged to its report. Order is landing order,
         never time."""
         found: list[tuple[int, str]] = []
@@ -426,7 +450,7 @@ class Evidence:
                 break
         start = self.starting_step(stream)
         if (start is not None and start.kind == "agent_call" and not start.launch and start.status == "returned"
-                and start.id in self.w.steps):
+                and start.id in self.w.steps and self.answer(stream) is not None):
             found.append((start.records[-1], start.id))
         if not found:
             return None

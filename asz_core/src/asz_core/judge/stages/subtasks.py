@@ -85,8 +85,9 @@ class SubtaskCheck:
         self.work = {s.id for s in steps if s.kind in WORK_KINDS}
         """Its own work: what a work label cites (the task it was given, its input, and a
         runtime notice are its stream's steps, not its work)."""
-        reply = next((s for s in reversed(steps) if s.kind == "reply"), None)
-        self.report_step = reply.id if reply else None
+        self.replied = any(s.kind == "reply" for s in steps)
+        self.report_step = ev.answer(stream)
+        """Its report: its own last reply, unless an interruption or API error of its own cut it off after it."""
 
     def _cites(self, raw: Any) -> list[Cite]:
         return self.ev.cites(raw.get("cites") if isinstance(raw, dict) else None)
@@ -114,7 +115,9 @@ class SubtaskCheck:
 
     def report(self, raw: Any) -> Decision:
         if self.report_step is None and isinstance(raw, dict) and raw.get("value") in ("accurate", "inaccurate"):
-            why = f"{self.a} has no reply of its own: it gave no report to check"
+            why = (f"{self.a} has no reply of its own: it gave no report to check" if not self.replied else
+                   f"{self.a} was cut off after its last reply (an interruption or API error of its own): it never "
+                   "answered, and gave no report to check")
             self.checks.append(Check("changed", self.a, f"report {raw['value']}: {why}: unknown"))
             return Decision("unknown", reason=why, given=raw["value"])
         return self._decision("report", raw, REPORTS, lambda c: self.ev.own_result(c, self.a),
