@@ -129,3 +129,24 @@ def cut_off_example(dst: Path) -> Path:
                        "content": [{"type": "text", "text": "API Error: 500 {\"type\":\"error\"}"}]}}
     sub.write_text("\n".join(json.dumps(x) for x in [*lines, err]) + "\n")
     return out
+
+
+def failed_sibling(dst: Path) -> Path:
+    """The corpus conversation fe5e1c67 (five inline sub-agents; s10 launched a2, a3 and a1 at once
+    by the Tasks s12, s13, s14) with (made) the second Task's result an error: a sibling launched
+    with a2's task that failed, which the corpus lacks."""
+    from tests.conftest import CLAUDE_CORPUS
+
+    src = next(CLAUDE_CORPUS.rglob("fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"))
+    out = dst / "failed-sibling" / "sample-project"
+    out.mkdir(parents=True)
+    lines = [json.loads(x) for x in src.read_text().splitlines()]
+    tasks = [b["id"] for x in lines if x.get("type") == "assistant" and isinstance(x["message"].get("content"), list)
+             for b in x["message"]["content"] if b.get("type") == "tool_use" and b.get("name") == "Task"]
+    for x in lines:
+        content = (x.get("message") or {}).get("content")
+        for b in content if isinstance(content, list) else ():
+            if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") == tasks[1]:
+                b["is_error"] = True
+    (out / src.name).write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return out.parent

@@ -92,6 +92,23 @@ def test_a_sibling_launched_with_a_task_shows_nothing_of_it(corpus_store: Any) -
     assert wrong == {("a1", "s227"), ("a1", "s228"), ("a2", "s227"), ("a2", "s228")}
 
 
+def test_a_failed_sibling_shows_nothing_of_a_task_given_with_it(store: Any, tmp_path: Path) -> None:
+    """fe5e1c67 with (made) a3's Task s13, launched with a2's s12 by s10, failed: its error is its own
+    task's, and it was given with a2's, so it shows a2's task wrong no more than when it returned;
+    a later agent call (s227, asked by s225) still does."""
+    from asz_core.collect import collect
+
+    from .fixtures import failed_sibling
+
+    collect([failed_sibling(tmp_path)], store)
+    ev = Evidence(window.build(store, FE5))
+    assert [(ev.conv.step(s).status, ev.asked.get(s)) for s in ("s12", "s13", "s227")] == [
+        ("returned", "s10"), ("failed", "s10"), ("returned", "s225")]
+    assert not ev.shows_task_wrong(ev.cite("s13"), "a2") and not ev.shows_task_wrong(ev.cite("s13"), "a1")
+    assert ev.shows_task_wrong(ev.cite("s227"), "a2")
+    assert ev.cite("s13").shows == "failure" and not ev.shows_task_wrong(ev.cite("s13"), "a4")  # given before a4's
+
+
 # --- a foreground sub-task whose starting call was interrupted gave no report back ----------------------
 
 def test_an_interrupted_foreground_sub_task_gave_no_report(store: Any, tmp_path: Path) -> None:

@@ -452,3 +452,30 @@ def test_a_foreground_sub_task_that_never_answered_gave_no_report_back(corpus_st
     ev = Evidence(window.build(corpus_store, cid))
     assert ev.report_back("a3") is None and not ev.after_report(ev.cite("s9"), "a3")
     assert ev.after_report(ev.cite("s9"), "a4")
+
+
+def test_a_dispatch_is_shown_wrong_by_an_agent_call_given_after_it_never_by_a_sibling(corpus_store: Any,
+                                                                                      tmp_path: Path) -> None:
+    """7273a00d: the model call s5 gave a1 its task (Task s7); s93 later gave a3, a4, a5 and a2 theirs at
+    once (s94, s95, s96, s97); s195 then gave a6 its task (s196). a3's dispatch called misdirected
+    citing a sibling given with it (s95) or before it (s7) shows nothing: unknown; citing s196, an
+    agent call of the main agent after it, it holds."""
+    cid = "7273a00d-405b-4bb9-8c9a-933b15b38e44"
+    conv = window.build(corpus_store, cid).conv
+    assert [conv.step(s).starts for s in ("s7", "s94", "s95", "s196")] == [("a1",), ("a3",), ("a4",), ("a6",)]
+    a3_call = own_steps(conv, "a3", "model_call")[0]
+    ds = [{"subtasks": ["a3"], "dispatch": {"value": "misdirected", "cites": ["s94", "s95", "s7"]},
+           "label": {"label": "productive", "step": a3_call}},
+          {"subtasks": ["a4"], "dispatch": {"value": "redundant", "cites": ["s95", "s196"]},
+           "label": {"label": "productive", "step": own_steps(conv, "a4", "model_call")[0]}}]
+    _, stages = run(corpus_store, tmp_path, cid, first_target(inputs_of(corpus_store, cid)), {"decisions": ds},
+                    stages=("targets", "subtasks"), settings={"judge.mode": "single"})
+    got = by_stream(stages["subtasks"])
+    a3, a4 = got["a3"], got["a4"]
+    assert (a3["dispatch"]["value"], a3["dispatch"]["given"], a3["label"]["label"]) == ("unknown", "misdirected", "productive")
+    assert a3["dispatch"]["reason"] == (
+        "dispatch misdirected needs what shows the task wrong besides the agent's words (a tool result, an error, the "
+        "person's words, another agent call of m); nothing it cites shows it: s95: the Task call returned a sub-agent's "
+        "report back; s7: the Task call returned a sub-agent's report back")
+    assert (a4["dispatch"]["value"], a4["dispatch"]["cites"]) == ("redundant", ["s95", "s196"])
+    assert (a4["label"]["label"], a4["label"]["cause"]) == ("redundant_delegation", "main_agent")

@@ -467,18 +467,21 @@ class Evidence:
     def shows_task_wrong(self, c: Cite, stream: str) -> bool:
         """What shows the task given to ``stream`` wrong besides the agent's words: a tool result,
         an error, an interrupt, the person's words, or another agent call of the agent that
-        gave the task after it was given (giving it again, or correcting it). The agent saying in a message that
-        the task was wrong is its own account, and shows nothing."""
-        if self.observed(c) or self.person(c):
-            return True
+        gave the task after it was given (giving it again, or correcting it), whatever its result:
+        a sibling launched before it or with it shows nothing, even one that failed (its error is
+        its own task's). The agent saying in a message that the task was wrong is its own account,
+        and shows nothing."""
         start = self.starting_step(stream)
-        if (start is None or c.step is None or c.seq is None or c.step == start.id or c.stream != start.stream
-                or self.conv.step(c.step).kind != "agent_call"):
+        giving = (start is not None and c.step is not None and c.stream == start.stream
+                  and self.conv.step(c.step).kind == "agent_call")
+        if not giving:  # an agent call of the giver shows it only by the order below, failed or not
+            return self.observed(c) or self.person(c)
+        if c.seq is None or c.step == start.id:  # type: ignore[union-attr]
             return False
         # only after the task was given: a sibling launched before it, or with it (asked for by the
         # same model call), shows nothing of it
         asked = self.asked
-        return c.seq > start.seq and (asked.get(c.step) is None or asked.get(c.step) != asked.get(start.id))
+        return c.seq > start.seq and (asked.get(c.step) is None or asked.get(c.step) != asked.get(start.id))  # type: ignore[union-attr]
 
     @property
     def asked(self) -> dict[str, str | None]:
