@@ -479,3 +479,32 @@ def test_a_dispatch_is_shown_wrong_by_an_agent_call_given_after_it_never_by_a_si
         "report back; s7: the Task call returned a sub-agent's report back")
     assert (a4["dispatch"]["value"], a4["dispatch"]["cites"]) == ("redundant", ["s95", "s196"])
     assert (a4["label"]["label"], a4["label"]["cause"]) == ("redundant_delegation", "main_agent")
+
+
+def test_a_work_label_citing_a_sub_tasks_task_or_a_runtime_notice_is_left_out(corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280: a1's stream opens with its task (the input s435, the Task s343's prompt), then its
+    work (the model call s436, ...); the compaction helper a2's stream holds two hook notices (s444,
+    s445) and its task (s446) before its work (s447, s448). A label citing the task or a notice cites
+    no step of the sub-task's work: left out, its cost not reviewed; one citing its model call holds."""
+    cid = "258c7280-ae70-4798-800f-63464d01a85d"
+    conv = window.build(corpus_store, cid).conv
+    assert [(conv.step(s).stream, conv.step(s).kind) for s in ("s435", "s436", "s444", "s446", "s447")] == [
+        ("a1", "input"), ("a1", "model_call"), ("a2", "notice"), ("a2", "input"), ("a2", "model_call")]
+    tgt = first_target(inputs_of(corpus_store, cid))
+    for a1_step, a2_step in (("s435", "s444"), ("s436", "s446")):
+        ds = [{"subtasks": ["a1"], "label": {"label": "productive", "step": a1_step}},
+              {"subtasks": ["a2"], "label": {"label": "redundant_work", "step": a2_step, "why": "s448"}}]
+        _, stages = run(corpus_store, tmp_path, cid, tgt, {"decisions": ds}, stages=("targets", "subtasks"),
+                        settings={"judge.mode": "single"})
+        sub = stages["subtasks"]
+        got = {a: (j["label"]["label"], j["label"]["given"]) for a, j in by_stream(sub).items()}
+        if a1_step == "s435":  # the task and a hook notice: both left out, nothing priced
+            assert got == {"a1": ("not_reviewed", "productive"), "a2": ("not_reviewed", "redundant_work")}
+            assert sub["calls"] == []
+            assert ("left_out", "a2", "label redundant_work cites 's444', which is no step of the work it labels: its "
+                    "cost is not reviewed") in checks(sub)
+        else:  # a1's model call holds; a2's task is left out
+            assert got == {"a1": ("productive", None), "a2": ("not_reviewed", "redundant_work")}
+            assert {r["step"] for r in sub["calls"]} == set(own_steps(conv, "a1", "model_call"))
+            assert ("left_out", "a2", "label redundant_work cites 's446', which is no step of the work it labels: its "
+                    "cost is not reviewed") in checks(sub)
