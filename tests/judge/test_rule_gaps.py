@@ -163,6 +163,24 @@ def test_a_round_of_rework_holds_only_work_its_target_received(corpus_store: Any
             "agent's work for the target (or before the window) at or before the trigger") in c
 
 
+def test_a_sub_task_of_a_shared_talk_is_redo_only_for_the_target_that_received_it(corpus_store: Any,
+                                                                                  tmp_path: Path) -> None:
+    """258c7280's k1 serves t1 and t2; the sub-agent a1 was started at s343, after i3 (s132) turned
+    the talk to t2: its calls, and so its WebFetch s438, are t2's work as cost per target cuts it
+    (a sub-task's calls where its starting step is), though a1 is a sub-task of k1, a talk of t1.
+    So s438 redoes nothing for t1, and is t2's redo (a sub-task it started included)."""
+    t1, t2 = copy.deepcopy(T1), copy.deepcopy(T2)
+    t1["rework"] = [{"attempt": ["s100"], "trigger": "verification", "trigger_step": "s117", "redo": ["s438"], "cause": "unknown"}]
+    t2["rework"] = [{"attempt": ["s134"], "trigger": "tool", "trigger_step": "s134", "redo": ["s136", "s438"],
+                     "cause": "agent_error"}]
+    _, st = story(corpus_store, tmp_path, t1=t1, t2=t2)
+    assert target(st, "t1")["rework"] == []
+    assert ("left_out", "t1 rework 1", "attempt, trigger and redo do not come in that order, each shown: no step of the "
+            "agent's work for the target after the trigger") in checks(st)
+    assert [(r["id"], r["attempt"], r["trigger_step"], r["redo"]) for r in target(st, "t2")["rework"]] == [
+        ("t2.r1", ["s134"], "s134", ["s136", "s438"])]
+
+
 # --- a reply that only repeats a delivered result is no event -----------------------------------------
 
 def test_a_closing_summary_after_reads_is_no_delivery_again(corpus_store: Any, tmp_path: Path) -> None:
