@@ -322,3 +322,22 @@ def test_with_a_sub_task_stage_a_finding_in_a_sub_tasks_work_follows_its_own_lab
     assert by_stream(st["subtasks"])["a2"]["label"]["label"] == "redundant_work"
     assert [f["anchor"] for f in st["efficiency"]["findings"]] == [a2]
     assert any(w == f"finding at {a3}" and "it sits in work labelled productive" in x for _, w, x in checks(st["efficiency"]))
+
+
+def test_a_finding_in_a_sub_tasks_work_nobody_labelled_is_left_out(corpus_store: Any, tmp_path: Path) -> None:
+    """fe5e1c67: k1's part from s224 is labelled redundant_work, and a5 was started in it (s228). With
+    a sub-task stage, a5's work is labelled by that stage alone: when the stage failed, or judged a2
+    only, a5's work is not reviewed, so a finding in it concerns no work labelled avoidable and is
+    left out; one at the main step s225, in the avoidable part, is kept."""
+    conv = window.build(corpus_store, TODO).conv
+    a5 = own_steps(conv, "a5", "tool")[0]
+    eff = {**TODO_PARTS, "findings": [{"target": "t1", "at": a5, "what": "a5 redid the work", "cites": [a5]},
+                                      {"target": "t1", "at": "s225", "what": "gave the work again", "cites": ["s225", "s9"]}]}
+    only_a2 = {"decisions": [{"subtasks": ["a2"], "label": {"label": "productive", "step": own_steps(conv, "a2", "model_call")[0]}}]}
+    for sub, status in ((None, "failed"), (only_a2, "partial")):
+        _, st = run(corpus_store, tmp_path, TODO, first_target(inputs_of(corpus_store, TODO)), sub, eff,
+                    settings={"judge.mode": "single"})
+        assert st["subtasks"]["status"] == status
+        assert [(f["id"], f["anchor"], f["cites"]) for f in st["efficiency"]["findings"]] == [("f1", "s225", ["s225", "s9"])]
+        assert ("left_out", f"finding at {a5}", "it sits in work labelled not_reviewed: the stage's findings concern work "
+                "it labelled avoidable") in checks(st["efficiency"])
