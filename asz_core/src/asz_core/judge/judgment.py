@@ -404,9 +404,11 @@ class SubtaskJudgment:
     decided_with: tuple[str, ...] = ()
     """The other sub-tasks the same answer entry named (a shared decision, checked per sub-task)."""
     report_step: str | None = None
-    """Its report: its own last reply."""
+    """Its report: its own last reply, None when it never answered (no reply, or an interruption
+    or API error of its own after its last)."""
     report_back: str | None = None
-    """Where its report came back: the notice that it ended, or its starting step (foreground)."""
+    """Where its report came back: the notice that it ended, or its starting step (foreground,
+    when that call returned after it answered)."""
     outcome: Decision = Decision("unknown")
     report: Decision = Decision("unknown")
     used: Decision = Decision("unknown")
