@@ -508,3 +508,22 @@ def test_a_work_label_citing_a_sub_tasks_task_or_a_runtime_notice_is_left_out(co
             assert {r["step"] for r in sub["calls"]} == set(own_steps(conv, "a1", "model_call"))
             assert ("left_out", "a2", "label redundant_work cites 's446', which is no step of the work it labels: its "
                     "cost is not reviewed") in checks(sub)
+
+
+def test_a_sub_task_cut_off_after_its_last_reply_gave_no_report_to_check(corpus_store: Any, tmp_path: Path) -> None:
+    """42f9655b (three sub-agent files exported without their parent): a1 replied (s39), ran a tool
+    (s40) and was then cut off by an API error of its own (s41, "Limit reached ..."): it never
+    answered, so its last reply is no report, and a report found inaccurate claims nothing."""
+    cid = "42f9655b-5d81-497b-989e-e4dee62b1b95"
+    conv = window.build(corpus_store, cid).conv
+    assert [(s.id, s.kind, s.notice) for s in conv.steps if s.stream == "a1"][-3:] == [
+        ("s39", "reply", None), ("s40", "tool", None), ("s41", "notice", "api_error")]
+    d = {"subtasks": ["a1"], "outcome": {"value": "failed", "cites": ["s41"]}, "report": {"value": "inaccurate", "cites": ["s40"]},
+         "label": {"label": "productive", "step": "s38"}}
+    _, stages = run(corpus_store, tmp_path, cid, {"inputs": [], "targets": []}, {"decisions": [d]},
+                    stages=("targets", "subtasks"), settings={"judge.mode": "single"})
+    a1 = by_stream(stages["subtasks"])["a1"]
+    assert a1["report_step"] is None and a1["outcome"]["value"] == "failed"
+    assert a1["report"] == {"value": "unknown", "cites": [], "given": "inaccurate", "reason":
+                            "a1 was cut off after its last reply (an interruption or API error of its own): it never "
+                            "answered, and gave no report to check"}
