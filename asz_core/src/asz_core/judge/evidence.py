@@ -35,6 +35,7 @@ The API, in one place::
     ev.giver("a2")              # the stream of the agent that gave it its task (m, or the sub-agent above)
     ev.own_result(c, "a2")      # a result of the sub-task's own stream: what its outcome and report rest on
     ev.asker_later(c, "a2")     # a later step of the giving agent: what shows the report used
+    ev.by_stream["a2"]          # a stream's steps in the window, in order (every stream's, one pass)
     ev.answer("a2")             # its answer, its report: its last reply, unless cut off after it (None)
     ev.report_back("a2")        # where its report came back (a notice, or the foreground result), or None
     ev.after_report(c, "a2")    # a later step of the giving agent after the report came back
@@ -420,19 +421,20 @@ class Evidence:
         returned is the runtime's interruption or error text, even when the runtime marks the
         call returned, as Claude Code's Task does over a sub-agent's API error)."""
         last: Step | None = None
-        for s in self._own_steps(stream):
+        for s in self.by_stream.get(stream, ()):
             if s.kind == "reply" or (s.kind == "notice" and s.notice in ("api_error", "interrupt")):
                 last = s
         return last.id if last is not None and last.kind == "reply" else None
 
-    def _own_steps(self, stream: str) -> list[Step]:
-        """A stream's steps in the window, in order (every stream's found in one pass)."""
+    @property
+    def by_stream(self) -> dict[str, list[Step]]:
+        """Each stream's steps in the window, in order: found once, in one pass."""
         if self._streams is None:
             self._streams = {}
             for s in self.conv.steps:
                 if s.id in self.w.steps:
                     self._streams.setdefault(s.stream, []).append(s)
-        return self._streams.get(stream, [])
+        return self._streams
 
     def report_back(self, stream: str) -> tuple[str, int] | None:
         """Where ``stream``'s report came back: (the step, its place in landing order). The

@@ -80,7 +80,7 @@ class SubtaskCheck:
         self.ev, self.a, self.checks = ev, stream, checks
         self.start = ev.starting_step(stream)
         if steps is None:
-            steps = [s for s in ev.conv.steps if s.stream == stream and s.id in ev.w.steps]
+            steps = ev.by_stream.get(stream, [])
         self.own = {s.id for s in steps}
         self.work = {s.id for s in steps if s.kind in WORK_KINDS}
         """Its own work: what a work label cites (the task it was given, its input, and a
@@ -204,10 +204,7 @@ def run_subtasks(run: Run, spec: EvaluatorSpec, backend: Any) -> StageFile:
         for a, e in own_entries(answer["decisions"], subtasks_named, own, rows, "sub-task", n, checks).items():
             entry_of[a] = (n, e, tuple(x for x in subtasks_named(e) if x != a))
 
-    in_window: dict[str, list[Step]] = {}  # per stream its steps in the window, in order: one pass
-    for s in w.conv.steps:
-        if s.id in w.steps:
-            in_window.setdefault(s.stream, []).append(s)
+    in_window = ev.by_stream  # per stream its steps in the window, in order: one pass
     model_calls = {a: [s.id for s in steps if s.kind == "model_call"] for a, steps in in_window.items()}
     judged: list[SubtaskJudgment] = []
     for a in streams:
