@@ -475,7 +475,7 @@ def test_a_dispatch_is_shown_wrong_by_an_agent_call_given_after_it_never_by_a_si
     assert (a3["dispatch"]["value"], a3["dispatch"]["given"], a3["label"]["label"]) == ("unknown", "misdirected", "productive")
     assert a3["dispatch"]["reason"] == (
         "dispatch misdirected needs what shows the task wrong besides the agent's words (a tool result, an error, the "
-        "person's words, another agent call of m); nothing it cites shows it: s95: the Task call returned a sub-agent's "
+        "person's words, another agent call of m given after s94, not with it); nothing it cites shows it: s95: the Task call returned a sub-agent's "
         "report back; s7: the Task call returned a sub-agent's report back")
     assert (a4["dispatch"]["value"], a4["dispatch"]["cites"]) == ("redundant", ["s95", "s196"])
     assert (a4["label"]["label"], a4["label"]["cause"]) == ("redundant_delegation", "main_agent")

@@ -140,7 +140,8 @@ class SubtaskCheck:
             if not shown:
                 others = [c for c in cites if c.step != self.start.id]
                 why = (f"dispatch {d.value} needs what shows the task wrong besides the agent's words (a tool result, an "
-                       f"error, the person's words, another agent call of {self.start.stream}); " + self.ev.why_not(others))
+                       f"error, the person's words, another agent call of {self.start.stream} given after {self.start.id}, "
+                       f"not with it); " + self.ev.why_not(others))
                 self.checks.append(Check("changed", self.a, f"{why}: unknown"))
                 return Decision("unknown", reason=why, given=d.value)
             return Decision(d.value, tuple(dict.fromkeys([self.start.id, *(c.step for c in shown if c.step)])))
