@@ -236,3 +236,68 @@ def test_a_step_no_model_call_asked_for_belongs_to_the_targets_of_its_talk() -> 
     got = operation_shares(ops, asked, shares, lambda o: claims[o.talk])
     assert got == {"o1": {"t1": 1}, "o2": {"t1": Fraction(1, 3), "t2": Fraction(1, 3), "t3": Fraction(1, 3)},
                    "o3": {"t1": Fraction(1, 2), "t2": Fraction(1, 2)}}  # o4: no target claims k3
+
+
+def test_met_and_unknown_count_the_states_read_not_captured_among_the_unknown(conv_store: Any, tmp_path: Path) -> None:
+    # t1 with five live criteria: c1 met (and contradicted), c2 not captured, c3 unknown, c4 met,
+    # c5 not met. A reader of the spec: met counts the states the stage gave (2: c1 and c4, the
+    # contradiction changes the final score, not the record), unknown the unknown and not captured
+    # ones (2, not the 3 that are not met), the level partial (met and not met both there), the
+    # record 2/5 and the final 1/5 (c1 counted not met once contradicted).
+    tg = targets_answer()
+    tg["targets"][0]["criteria"] = [{"text": f"criterion {n}"} for n in range(1, 6)]
+    t1 = {"level": "achieved", "contradictions": [{"delivery": "t1.e1", "disproves": "criteria", "criteria": ["t1.c1"],
+                                                   "cites": ["s438"], "what": None, "applies": True}],
+          "criteria": [criterion("t1.c1", "met", "s432"), criterion("t1.c2", "not_captured"), criterion("t1.c3", "unknown"),
+                       criterion("t1.c4", "met", "s432"), criterion("t1.c5", "not_met", "s224")]}
+    st = run_files(conv_store, tmp_path, SESSION, tg, achievement=ach(t1=t1))
+    o = st["targets"][0]["outcome"]
+    assert (o["met"], o["unknown"], o["live"], o["level"], o["record_score"], o["final_score"], o["class"]) == (
+        2, 2, 5, "partial", "2/5", "1/5", "contradicted")
+    # met and not captured only: not every criterion met, none not met: unverified, never achieved
+    t1 = {"level": "achieved", "contradictions": [],
+          "criteria": [criterion("t1.c1", "met", "s432"), criterion("t1.c2", "not_captured")]}
+    st = run_files(conv_store, tmp_path, SESSION, targets_answer(), achievement=ach(t1=t1))
+    o = st["targets"][0]["outcome"]
+    assert (o["met"], o["unknown"], o["level"], o["record_score"], o["class"]) == (1, 1, "unverified", "1/2", "unverified")
+
+
+def test_an_operation_at_a_step_no_model_call_asked_for_goes_to_its_talks_targets(tmp_path: Path, store: Any,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """019fc8be (Codex): s27, a summary at k2's start, is a step no model call asked for (none of
+    k2 came before it). No corpus operation sits on such a step, so one is made there, beside the
+    conversation's own (none). i2 creates two targets in k2: the made operation is each one's at 1/2
+    (the targets of its talk, split equally), and no target's of k1; none is left unassigned."""
+    if not CODEX.is_file():
+        pytest.skip(f"corpus not found at {CODEX}")
+    from asz_core import operations, window
+    from asz_core.collect import collect
+    from asz_core.judge.evidence import asking_calls
+
+    collect([CODEX], store)
+    cid = "019fc8be"
+    conv = window.build(store, cid).conv
+    s27 = conv.step("s27")
+    assert (s27.kind, s27.talk) == ("summary", "k2") and asking_calls(conv.steps)["s27"] is None
+    assert not [s for s in conv.talk("k2").steps if conv.step(s).kind == "model_call" and conv.step(s).seq < s27.seq]
+
+    real = operations.of_conversation
+    assert list(real(conv, None)) == []  # the conversation's own operations: none
+
+    class Op:  # a file written at s27, as an operation of the record says it
+        id, step, talk, stream, seq = "o1", "s27", "k2", "m", s27.seq
+        shows, status, path, tool = "request", "returned", "notes.md", "apply_patch"
+
+    monkeypatch.setattr(operations, "of_conversation", lambda c, r=None: [Op()] if c.id.startswith(cid) else real(c, r))
+    targets = {"inputs": [
+        {"input": "i1", "actions": [{"target": "new:a", "action": "create"}], "relations": [{"relation": "new", "goal": "new:A", "statement": "a"}]},
+        {"input": "i2", "actions": [{"target": "new:b", "action": "create"}, {"target": "new:c", "action": "create"}],
+         "relations": [{"relation": "new", "goal": "new:B", "statement": "b and c"}]}],
+        "targets": [{"target": "new:a", "statement": "a", "kind": "change", "criteria": [{"text": "a"}], "talks": ["k1"]},
+                    {"target": "new:b", "statement": "b", "kind": "change", "criteria": [{"text": "b"}], "talks": ["k2"]},
+                    {"target": "new:c", "statement": "c", "kind": "change", "criteria": [{"text": "c"}], "talks": ["k2"]}],
+        "goals": []}
+    st = run_files(store, tmp_path, cid, targets)
+    ops = {t["id"]: [(o["id"], o["step"], o["share"]) for o in t["operations"]] for t in st["targets"]}
+    assert ops == {"t1": [], "t2": [("o1", "s27", "1/2")], "t3": [("o1", "s27", "1/2")]}
+    assert st["unassigned_operations"] == []
