@@ -560,20 +560,21 @@ ASKED = frozenset({"tool", "agent_call", "reply", "summary"})
 
 def asking_calls(steps: Iterable[Step]) -> dict[str, str | None]:
     """Each step of a kind a model call asks for (:data:`ASKED`) -> the model call that asked for
-    it: the last model call before it in its talk, with no input of that talk between (an input
-    begins new work: a call before it asked for nothing after it); None when no call did, as some
-    runtimes record a step no model call asked for (a person's shell command at a talk's start).
-    ``steps`` in recorded order: the conversation's, or one talk's. The one rule, used by the
-    achievement stage (a target's own operations), the efficiency stage (what a part takes in)
-    and the close (whose file operations)."""
+    it: the last model call before it in its talk (and stream); None when its talk had no call
+    yet, or it is in no talk, as some runtimes record a step no model call asked for (a summary at
+    a talk's start, a person's shell command). An input inside a talk was typed while the agent
+    worked (a talk begins at an input that reaches an idle agent): it reaches the model at its
+    next call and ends no call running, whose tools may land after it (e720dd6e: i3 queued at
+    s174 between two tool uses of s172's message, the second one s175). ``steps`` in recorded
+    order: the conversation's, or one talk's. The one rule, used by the achievement stage (a
+    target's own operations), the efficiency stage (what a part takes in) and the close (whose
+    file operations)."""
     last: dict[tuple[str, str | None], str] = {}
     out: dict[str, str | None] = {}
     for s in steps:
         key = (s.stream, s.talk)
         if s.kind == "model_call":
             last[key] = s.id
-        elif s.kind == "input":
-            last.pop(key, None)
         elif s.kind in ASKED:
             out[s.id] = last.get(key) if s.talk is not None else None
     return out

@@ -49,7 +49,7 @@ def part_calls(steps: Sequence[Step], starts: Sequence[int]) -> tuple[list[str],
 
     ``starts`` are the indices in ``steps`` of the parts' first steps, ascending. A part takes in
     the model call that asked for its first step (:func:`..evidence.asking_calls`, the one rule: the
-    last call of its talk before it, no input between); a call that asked for the first steps of several parts belongs to the first."""
+    last call of its talk before it); a call that asked for the first steps of several parts belongs to the first."""
     calls = [i for i, s in enumerate(steps) if s.kind == "model_call"]
     index = {s.id: i for i, s in enumerate(steps)}
     asked = asking_calls(steps)
