@@ -126,3 +126,51 @@ def test_compare_leaves_a_pair_one_run_did_not_judge_out_of_the_agreement(corpus
     row = next(x for x in out.splitlines() if x.startswith("│ t2 "))
     assert "unverified | not judged" in row, row
     assert "not judged by one run, left out of the agreement: t2 | t2" in out
+
+
+def test_the_run_scores_weigh_the_judged_targets_alone(corpus_store: Any, tmp_path: Path) -> None:
+    # 258c7280: t1 judged with t1.c2 not met (final 2/3), t2's call (2) gives nothing twice, t3
+    # judged met (final 1). A reader of the spec weighs the judged targets by what each cost: t1
+    # is k1's work before i3 (s132) with the sub-agents started there, t3 is k2's; the run's
+    # achievement is (m1 * 2/3 + m3) / (m1 + m3), with t2 nowhere in it, and the part the scores
+    # cover (m1 + m3) / (m1 + m2 + m3), t2 being the rest of k1.
+    from fractions import Fraction
+
+    from asz_core import ledger, window
+
+    t1 = {**T1, "criteria": [T1["criteria"][0], {"id": "t1.c2", "state": "not_met", "cites": ["s117"],
+                                                   "reason": "a failure in the suite"}, T1["criteria"][2]],
+          "claims": []}
+    res, st = run(corpus_store, tmp_path, [t1, None, T3])
+    assert [(t["target"], t["judged"]) for t in st["achievement"]] == [("t1", True), ("t2", False), ("t3", True)]
+    w = window.build(corpus_store, next(r.id for r in corpus_store.conversations() if r.id.startswith("258c7280")))
+    conv = w.conv
+    calls = ledger.build(conv, ledger.load_prices(None)).calls
+    started = {s.id: s.started_by for s in conv.streams}
+
+    def place(c: Any) -> Any:  # where a call sits: its own step, or the main-stream step that started its stream
+        if c.stream == "m":
+            return conv.step(c.step)
+        if not started[c.stream]:
+            return None  # a2: no step started it, no target's (unassigned)
+        [by] = started[c.stream]
+        assert conv.step(by).stream == "m", c.step  # one level deep in this conversation
+        return conv.step(by)
+
+    i3 = conv.step("s132").seq
+    money: dict[str, Fraction] = {"t1": Fraction(0), "t2": Fraction(0), "t3": Fraction(0)}
+    for c in calls:
+        if (p := place(c)) is None:
+            continue
+        tid = "t3" if p.talk == "k2" else "t1" if p.seq < i3 else "t2"
+        assert c.price.money is not None
+        money[tid] += Fraction(c.price.money)
+    assert all(money.values())
+    close = json.loads((res.path / "close.json").read_text())["statement"]
+    sc = close["scores"]
+    want = (money["t1"] * Fraction(2, 3) + money["t3"]) / (money["t1"] + money["t3"])
+    assert sc["achievement"]["unit"] == "money" and sc["achievement"]["value"] == f"{want.numerator}/{want.denominator}"
+    assert want != (money["t1"] * Fraction(2, 3) + money["t3"]) / sum(money.values())  # t2 weighed as a 0
+    part = (money["t1"] + money["t3"]) / sum(money.values())
+    assert sc["judged"]["value"] == f"{part.numerator}/{part.denominator}"
+    assert sc["delivered"]["value"] == str(money["t3"] / (money["t1"] + money["t3"]))  # t3 alone achieved
