@@ -151,7 +151,7 @@ def test_targets_and_unassigned_add_up_to_the_ledger_over_every_corpus_conversat
                                                                                      tmp_path: Path) -> None:
     st = every_corpus_store
     seen = {"conversations": 0, "runtimes": set(), SEVERAL: 0, BEFORE: 0, "unassigned talks": 0, "sub-task calls": 0,
-            "unattributed": 0, "loose": 0}
+            "unattributed": 0, "loose": 0, "sub-task steps claimed": 0}
     for row in st.conversations():
         if row.head is None:
             continue
@@ -176,6 +176,14 @@ def test_targets_and_unassigned_add_up_to_the_ledger_over_every_corpus_conversat
         for sh in rec.shared:
             assert sh.fraction == Fraction(1, len(sh.among)) and want[sh.call] == sh.among
             seen[sh.why] += 1
+        # where a step no model call asked for would go: the targets claiming its talk, a child
+        # stream's step walked up to the main talk that began its chain (the close and the
+        # achievement stage both ask Costing.talk_targets)
+        claims = {t["id"]: set(t["talks"]) for t in stage["targets"]}
+        for s in w.conv.steps:
+            k = talk_by_hand(w.conv, s)
+            assert costing.talk_targets(w.roots, s) == tuple(t for t, ks in claims.items() if k in ks), (row.id, s.id)
+            seen["sub-task steps claimed"] += 1 if s.stream != "m" and k in set().union(*claims.values()) else 0
         seen["unassigned talks"] += sum(1 for u in rec.unassigned if u.kind == "talk")
         seen["unattributed"] += sum(1 for u in rec.unassigned if u.kind == "unattributed")
         seen["loose"] += sum(1 for u in rec.unassigned if u.kind == "loose")
@@ -184,7 +192,22 @@ def test_targets_and_unassigned_add_up_to_the_ledger_over_every_corpus_conversat
         seen["runtimes"].add(w.conv.runtime)  # type: ignore[attr-defined]
     # the catalogue exercised every branch of the cut
     assert seen["conversations"] >= 40 and len(seen["runtimes"]) == 4  # type: ignore[arg-type]
-    assert all(seen[k] > 0 for k in (SEVERAL, BEFORE, "unassigned talks", "sub-task calls", "unattributed", "loose")), seen
+    assert all(seen[k] > 0 for k in (SEVERAL, BEFORE, "unassigned talks", "sub-task calls", "unattributed", "loose",
+                                     "sub-task steps claimed")), seen
+
+
+def talk_by_hand(conv: Any, s: Any) -> str | None:
+    """The main talk a step is in, or for a child stream's step the talk of the main-stream step
+    its chain of starting steps leads up to; None where no single step started a stream."""
+    streams = {x.id: x for x in conv.streams}
+    seen: set[str] = set()
+    while s.stream != "m":
+        st = streams[s.stream]
+        if st.unattributed is not None or len(st.started_by) != 1 or st.id in seen:
+            return None
+        seen.add(st.id)
+        s = conv.step(st.started_by[0])
+    return s.talk  # type: ignore[no-any-return]
 
 
 # --- exact shares on one talk ------------------------------------------------------------------

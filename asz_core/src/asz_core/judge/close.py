@@ -189,10 +189,6 @@ class Attribution:
             s: {t: Fraction(1, len(to)) for t in to} for s, to in of_call.items() if to}
         self.why = {x.call: x.why for x in self.costing.record.shared}
         self.talks = {r.target: r.talks for r in self.costing.record.targets}
-        self.claim: dict[str, list[str]] = {}
-        for r in self.costing.record.targets:
-            for k in r.talks:
-                self.claim.setdefault(k, []).append(r.target)
         self.window_calls = [c for c in led.calls if c.step in of_call]
 
 
@@ -331,11 +327,8 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
     ops = [o for o in operations.of_conversation(conv, registry)
            if (o.step and w.shows_step(o.step)) and o.talk is not None]
 
-    def talk_targets(o: Any) -> list[str]:  # the targets of the main talk a step is in (or began its stream)
-        k = o.talk if conv.talk(o.talk).stream == "m" else w.roots.get(conv.talk(o.talk).stream)
-        return att.claim.get(k or "", [])
-
-    op_shares = operation_shares(ops, asking_calls(conv.steps), att.shares, talk_targets)
+    op_shares = operation_shares(ops, asking_calls(conv.steps), att.shares,
+                                 lambda o: att.costing.talk_targets(w.roots, conv.step(o.step)))
 
     ops_of: dict[str, list[Any]] = {}  # each target's operations, in landing order
     for o in ops:

@@ -191,6 +191,16 @@ class Costing:
         """Of a run directory (:func:`for_run`): its targets stage's file as read (``complete``,
         ``failed (…)``, ``unreadable (…)``, …), what the cut rests on."""
 
+    def talk_targets(self, roots: dict[str, str], step: Any) -> tuple[str, ...]:
+        """The targets that claim the talk ``step`` is in (a child stream's step: the main talk
+        that began its chain, ``roots`` being the window's :func:`~asz_core.assembly.stream_roots`),
+        in the targets' order: where a step no model call asked for belongs (spec: "A step that no
+        model call asked for, as some runtimes record, belongs to the targets of its talk"). The
+        one place this is read, for the achievement stage (a target's work) and the close (whose
+        file operations)."""
+        root = step.talk if step.stream == "m" else roots.get(step.stream)
+        return tuple(r.target for r in self.record.targets if root in r.talks)
+
     def targets_of_stream(self, stream: str) -> tuple[str, ...]:
         """The targets a sub-task serves: those of the talk that started it, at its starting step."""
         a = self.anchor.get(stream)

@@ -91,18 +91,13 @@ def received_work(run: Run, targets: Sequence[Target], inputs: Sequence[Any]) ->
 
     w = run.window
     costing = cost_per_target(w, build(w.conv, run.prices), targets, inputs)
-    talks_of = {t.target: set(t.talks) for t in costing.record.targets}
     out: dict[str, set[str]] = {t.id: set() for t in targets}
     asked = asking_calls(w.conv.steps)
     for s in w.conv.steps:
         if s.id not in w.steps:
             continue
         call = s.id if s.kind == "model_call" else asked.get(s.id)
-        if call is not None:
-            got = costing.of_call.get(call, ())
-        else:
-            root = s.talk if s.stream == "m" else w.roots.get(s.stream)
-            got = tuple(t for t, ks in talks_of.items() if root in ks)
+        got = costing.of_call.get(call, ()) if call is not None else costing.talk_targets(w.roots, s)
         for tid in got:
             if tid in out:
                 out[tid].add(s.id)
