@@ -301,3 +301,17 @@ def test_an_operation_at_a_step_no_model_call_asked_for_goes_to_its_talks_target
     ops = {t["id"]: [(o["id"], o["step"], o["share"]) for o in t["operations"]] for t in st["targets"]}
     assert ops == {"t1": [], "t2": [("o1", "s27", "1/2")], "t3": [("o1", "s27", "1/2")]}
     assert st["unassigned_operations"] == []
+    # The achievement stage reads the same: s27 is in the work each of k2's targets received (where
+    # a target's own operations and its rounds of rework are looked for), none of k1's.
+    from types import SimpleNamespace
+
+    from asz_core import ledger
+    from asz_core.judge.run_files import run_json
+    from asz_core.judge.stage_files import Pin, read
+    from asz_core.judge.stages.achievement import received_work
+
+    path = next(p for p in sorted((store.path.parent / "runs").rglob("run.json")) if "-with" not in str(p)).parent
+    rec = read(path, "targets", Pin.of_json(run_json(path))).record
+    got = received_work(SimpleNamespace(window=window.build(store, cid), prices=ledger.load_prices(None)),
+                        rec.targets, rec.inputs)
+    assert {t: "s27" in steps for t, steps in got.items()} == {"t1": False, "t2": True, "t3": True}
