@@ -202,3 +202,55 @@ def test_a_closing_summary_after_reads_is_no_delivery_again(corpus_store: Any, t
     t2["events"][1]["cites"] = ["s144", "s141"]
     _, st = story(corpus_store, tmp_path, t2=t2)
     assert [e["id"] for e in target(st, "t2")["events"]] == ["t2.e1", "t2.e2"] and target(st, "t2")["standing"] == ["t2.e2"]
+
+
+def test_a_delivery_again_rests_on_work_redone_after_the_delivery_it_replaces(corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280 t1: its own file operations o1 to o15 are the Edits and Writes s30 to s89; the reply
+    s116 ("All 43 tests pass") follows with none of them between. e1 delivers the Edit s30, e2 the
+    Write s89 (another part), e3 the reply s116 as a delivery again. Naming e1, the work redone
+    after e1 (o2 to o14) is what it rests on, whatever delivery came between: kept. Naming none,
+    it replaces e2 too, after which nothing was redone: left out, e1 and e2 stand."""
+    t1 = copy.deepcopy(T1)
+    t1["events"] = [{"key": "e1", "event": "delivered", "concerns": "file", "cites": ["s30"]},
+                    {"key": "e2", "event": "delivered", "concerns": "file", "cites": ["s89"]},
+                    {"key": "e3", "event": "delivered_again", "concerns": "answer", "cites": ["s116"], "corrects": ["e1"]}]
+    _, st = story(corpus_store, tmp_path, t1=t1)
+    t = target(st, "t1")
+    assert [(e["id"], e["event"], e["at"], e["corrects"]) for e in t["events"]] == [
+        ("t1.e1", "delivered", "s30", []), ("t1.e2", "delivered", "s89", []), ("t1.e3", "delivered_again", "s116", ["t1.e1"])]
+    assert t["standing"] == ["t1.e2", "t1.e3"]
+    t1["events"][2]["corrects"] = []
+    _, st = story(corpus_store, tmp_path, t1=t1)
+    t = target(st, "t1")
+    assert [e["id"] for e in t["events"]] == ["t1.e1", "t1.e2"] and t["standing"] == ["t1.e1", "t1.e2"]
+    assert ("left_out", "t1 event e3", "a reply that only repeats a delivered result is no event: no work was redone "
+            "between t1.e2 (s89) and s116 (a file operation of t1, a check's result it cites, an undoing, a "
+            "contradiction or the person's correction)") in checks(st)
+
+
+def test_a_reply_delivering_another_part_is_no_repeat(corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280 t1: the Write s89 delivered, then the reply s116 delivers the suite's result, a part
+    of its own (a delivery, not a delivery again: it replaces nothing, so nothing asks it to rest
+    on redone work)."""
+    t1 = copy.deepcopy(T1)
+    t1["events"] = [{"key": "e1", "event": "delivered", "concerns": "file", "cites": ["s89"]},
+                    {"key": "e2", "event": "delivered", "concerns": "answer", "cites": ["s116"]}]
+    _, st = story(corpus_store, tmp_path, t1=t1)
+    t = target(st, "t1")
+    assert [(e["id"], e["event"], e["at"]) for e in t["events"]] == [("t1.e1", "delivered", "s89"),
+                                                                    ("t1.e2", "delivered", "s116")]
+    assert t["standing"] == ["t1.e1", "t1.e2"]
+
+
+def test_a_delivery_again_after_an_undoing_rests_on_it(corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280 t2: the push s136 delivered, (made) undone at s139, then the reply s144 as a
+    delivery again: the undoing between is what it rests on (no file operation of t2 is between)."""
+    t2 = copy.deepcopy(T2)
+    t2["events"] = [{"key": "e1", "event": "delivered", "concerns": "remote_change", "cites": ["s136"]},
+                    {"key": "e2", "event": "undone", "concerns": "remote_change", "cites": ["s139"]},
+                    {"key": "e3", "event": "delivered_again", "concerns": "answer", "cites": ["s144"]}]
+    _, st = story(corpus_store, tmp_path, t2=t2)
+    t = target(st, "t2")
+    assert [(e["id"], e["event"], e["at"]) for e in t["events"]] == [
+        ("t2.e1", "delivered", "s136"), ("t2.e2", "undone", "s139"), ("t2.e3", "delivered_again", "s144")]
+    assert t["standing"] == ["t2.e3"]

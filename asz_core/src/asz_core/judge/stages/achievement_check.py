@@ -311,13 +311,6 @@ class TargetCheck:
             if kept and at.seq <= seq_of[kept[-1].id]:  # type: ignore[operator]
                 self.note("left_out", where, f"{kind} at {at.step}, not recorded after {kept[-1].id} ({kept[-1].at})")
                 continue
-            if kind != "undone" and kept and all(self.ev.main_reply(c) for c in shown) and not self.redone(
-                    seq_of[kept[-1].id], at.seq, kept[-1].event, cs, contradicting):  # type: ignore[arg-type]
-                self.note("left_out", where, f"a reply that only repeats a delivered result is no event: no work was redone "
-                                             f"between {kept[-1].id} ({kept[-1].at}) and {at.step} (a file operation of "
-                                             f"{self.tid}, a check's result it cites, an undoing, a contradiction or the "
-                                             "person's correction)")
-                continue
             eid = f"{self.tid}.e{len(kept) + 1}"
             corrects: tuple[str, ...] = ()
             crit: tuple[str, ...] = ()
@@ -328,6 +321,18 @@ class TargetCheck:
                 if got is None:
                     continue
                 corrects = got
+                if all(self.ev.main_reply(c) for c in shown):
+                    # what it replaces: those it names, or every delivery standing now
+                    replaced = corrects or tuple(standing_of((x.id, x.event, x.corrects, x.deliveries) for x in kept)[0])
+                    last = max(replaced, key=lambda d: seq_of[d])
+                    by_id = {x.id: x for x in kept}
+                    if not self.redone(seq_of[last], at.seq, [x for x in kept if x.event == "undone"], seq_of,  # type: ignore[arg-type]
+                                       cs, contradicting):
+                        self.note("left_out", where, f"a reply that only repeats a delivered result is no event: no work "
+                                                     f"was redone between {last} ({by_id[last].at}) and {at.step} (a file "
+                                                     f"operation of {self.tid}, a check's result it cites, an undoing, a "
+                                                     "contradiction or the person's correction)")
+                        continue
             elif kind == "undone":
                 crit, named_c = self.criterion_ids(e.get("criteria"), where)
                 if named_c and not crit:
@@ -362,17 +367,19 @@ class TargetCheck:
                                          "no earlier delivery")
         return got
 
-    def redone(self, after: int, before: int, last: str, cs: Sequence[Cite], contradicting: Sequence[int]) -> bool:
-        """Whether a reply after the event at ``after`` rests on work redone since (spec: "A reply
-        that only repeats a result already delivered, such as a closing summary, is no event"):
-        a file operation of the target, a check's result the reply's event cites, an undoing (the
-        event before it), a contradiction's evidence or the person's correction of the target
-        between the two. A tool step that changes nothing for the target (a to-do list, a read)
-        is none of these."""
+    def redone(self, after: int, before: int, undoings: Sequence[Event], seq_of: dict[str, int], cs: Sequence[Cite],
+               contradicting: Sequence[int]) -> bool:
+        """Whether a delivery again resting on replies, at ``before``, rests on work redone since
+        the latest delivery it replaces, at ``after`` (spec: "A reply that only repeats a result
+        already delivered, such as a closing summary, is no event"): a file operation of the
+        target, a check's result the event cites, an undoing, a contradiction's evidence or the
+        person's correction of the target between the two. A tool step that changes nothing for
+        the target (a to-do list, a read) that the event does not cite is none of these, and
+        neither is a delivery of another part between (docs/rule-readings.md)."""
         def between(seq: int | None) -> bool:
             return seq is not None and after < seq < before
 
-        if last == "undone":
+        if any(between(seq_of[u.id]) for u in undoings):
             return True
         if any(between(self.ev.cite(self.op_step.get(o)).seq) for o in self.own_ops):
             return True
