@@ -254,3 +254,30 @@ def test_a_delivery_again_after_an_undoing_rests_on_it(corpus_store: Any, tmp_pa
     assert [(e["id"], e["event"], e["at"]) for e in t["events"]] == [
         ("t2.e1", "delivered", "s136"), ("t2.e2", "undone", "s139"), ("t2.e3", "delivered_again", "s144")]
     assert t["standing"] == ["t2.e3"]
+
+
+def test_a_delivery_again_rests_only_on_a_contradiction_of_what_it_replaces(corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280 t2: the push s136 delivered, (made) undone at s139, delivered again at the Bash
+    s141 (returned), then the reply s144 as a delivery again of e3. The answer's contradiction,
+    citing s142 (a tool result between s141 and s144), names the undoing e2: it is no
+    contradiction (left out) and shows no work redone for e3, so the reply is left out and e3
+    stands. Naming e3, the delivery the reply replaces, it does."""
+    t2 = copy.deepcopy(T2)
+    t2["events"] = [{"key": "e1", "event": "delivered", "concerns": "remote_change", "cites": ["s136"]},
+                    {"key": "e2", "event": "undone", "concerns": "remote_change", "cites": ["s139"]},
+                    {"key": "e3", "event": "delivered_again", "concerns": "remote_change", "cites": ["s141"]},
+                    {"key": "e4", "event": "delivered_again", "concerns": "answer", "cites": ["s144"], "corrects": ["e3"]}]
+    t2["contradictions"] = [{"delivery": "e2", "disproves": "conclusion", "cites": ["s142"]}]
+    _, st = story(corpus_store, tmp_path, t2=t2)
+    t = target(st, "t2")
+    assert [(e["id"], e["event"], e["at"]) for e in t["events"]] == [
+        ("t2.e1", "delivered", "s136"), ("t2.e2", "undone", "s139"), ("t2.e3", "delivered_again", "s141")]
+    assert t["standing"] == ["t2.e3"] and t["contradictions"] == []
+    assert ("left_out", "t2 event e4", "a reply that only repeats a delivered result is no event: no work was redone "
+            "between t2.e3 (s141) and s144 (a file operation of t2, a check's result it cites, an undoing, a "
+            "contradiction or the person's correction)") in checks(st)
+    t2["contradictions"][0]["delivery"] = "e3"
+    _, st = story(corpus_store, tmp_path, t2=t2)
+    t = target(st, "t2")
+    assert [e["id"] for e in t["events"]] == ["t2.e1", "t2.e2", "t2.e3", "t2.e4"] and t["standing"] == ["t2.e4"]
+    assert [(x["delivery"], x["applies"]) for x in t["contradictions"]] == [("t2.e3", False)]

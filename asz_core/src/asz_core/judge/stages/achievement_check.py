@@ -277,11 +277,27 @@ class TargetCheck:
     def events(self, raw: Any, raw_contradictions: Any = None) -> tuple[list[Event], tuple[str, ...], dict[str, str]]:
         """Deliveries, undoings and deliveries again, kept in order, each placed at the earliest
         step that shows it; and the deliveries standing at the end."""
-        contradicting = [c.seq for x in _list(raw_contradictions) for c in self.ev.cites(_obj(x).get("cites"))
-                         if c.seq is not None and self.ev.beyond_words(c, self.tid)]
         kept: list[Event] = []
         key_of: dict[str, str] = {}
         seq_of: dict[str, int] = {}
+
+        def contradicting(replaced: Sequence[str]) -> list[int]:
+            """Where the evidence of the answer's contradictions of ``replaced`` is: only a
+            contradiction naming one of those deliveries (never an undoing, an event left out or
+            another delivery) that disproves the conclusion or criteria of the target."""
+            out = []
+            for x in _list(raw_contradictions):
+                x = _obj(x)
+                key = x.get("delivery")
+                if not (isinstance(key, str) and key_of.get(key) in replaced):
+                    continue
+                dis = x.get("disproves")
+                if dis != "conclusion" and not (dis == "criteria" and any(
+                        isinstance(c, str) and c in self.live_ids for c in _list(x.get("criteria")))):
+                    continue
+                out += [c.seq for c in self.ev.cites(x.get("cites")) if c.seq is not None and self.ev.beyond_words(c, self.tid)]
+            return out
+
         for n, e in enumerate(_list(raw), 1):
             e = _obj(e)
             key = e.get("key") if isinstance(e.get("key"), str) else f"#{n}"
@@ -327,7 +343,7 @@ class TargetCheck:
                     last = max(replaced, key=lambda d: seq_of[d])
                     by_id = {x.id: x for x in kept}
                     if not self.redone(seq_of[last], at.seq, [x for x in kept if x.event == "undone"], seq_of,  # type: ignore[arg-type]
-                                       cs, contradicting):
+                                       cs, contradicting(replaced)):
                         self.note("left_out", where, f"a reply that only repeats a delivered result is no event: no work "
                                                      f"was redone between {last} ({by_id[last].at}) and {at.step} (a file "
                                                      f"operation of {self.tid}, a check's result it cites, an undoing, a "
