@@ -281,3 +281,25 @@ def test_a_delivery_again_rests_only_on_a_contradiction_of_what_it_replaces(corp
     t = target(st, "t2")
     assert [e["id"] for e in t["events"]] == ["t2.e1", "t2.e2", "t2.e3", "t2.e4"] and t["standing"] == ["t2.e4"]
     assert [(x["delivery"], x["applies"]) for x in t["contradictions"]] == [("t2.e3", False)]
+
+
+def test_a_reply_never_shows_a_criterion_not_met_nor_anchors_its_finding(corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280 t3 (a question, basis delivered_answer): t3.c1 not met citing the reply s434 that
+    delivered the answer, then the sub-agent's WebFetch s438 (returned). The reply shows the
+    answer delivered, never that it is not met: the state rests on s438, and asz's finding is
+    anchored there. Citing the reply alone, the criterion is unknown and no finding is made."""
+    t3 = copy.deepcopy(T3)
+    t3["criteria"] = [{"id": "t3.c1", "state": "not_met", "delivered": True, "cites": ["s434", "s438"], "reason": "wrong"}]
+    t3["claims"] = []
+    res, st = story(corpus_store, tmp_path, t3=t3)
+    assert (crit(st, "t3.c1")["state"], crit(st, "t3.c1")["shown_by"]) == ("not_met", ["s438"])
+    close = json.loads((res.path / "close.json").read_text())["statement"]
+    assert [(f["about"], f["anchor"]) for f in close["findings"] if f["kind"] == "criterion_not_met"] == [("t3.c1", "s438")]
+    t3["criteria"][0]["cites"] = ["s434"]
+    res, st = story(corpus_store, tmp_path, t3=t3)
+    c = crit(st, "t3.c1")
+    assert (c["state"], c["evaluator_state"], c["shown_by"]) == ("unknown", "not_met", [])
+    assert c["reason"] == ("nothing it cites shows it: s434: a reply of the agent; a reply shows only an answer "
+                           "delivered, never that a criterion is not met")
+    close = json.loads((res.path / "close.json").read_text())["statement"]
+    assert [f for f in close["findings"] if f["kind"] == "criterion_not_met"] == []

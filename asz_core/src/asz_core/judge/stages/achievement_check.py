@@ -184,11 +184,14 @@ class TargetCheck:
                                   reason, delivered, self.ids(cs), (), obs)
         shown: list[Cite] = []
         if state in DECIDED:
+            # a reply that delivered the answer shows it delivered: a criterion met, never one not met
             shown = [c for c in cs if self.ev.admissible(c, self.tid)
-                     or (self.delivers(c) and (delivered or basis == "delivered_answer"))]
+                     or (state == "met" and self.delivers(c) and (delivered or basis == "delivered_answer"))]
             if not shown:
                 why = self.ev.why_not(cs, self.tid)
-                if any(self.delivers(c) for c in cs):
+                if state == "not_met" and any(self.delivers(c) for c in cs):
+                    why += "; a reply shows only an answer delivered, never that a criterion is not met"
+                elif any(self.delivers(c) for c in cs):
                     why += "; a reply shows only an answer delivered: the criterion is not marked delivered and the " \
                            "basis is not delivered_answer"
                 self.note("changed", cid, f"{state}: {why}: unknown")
