@@ -303,3 +303,28 @@ def test_a_reply_never_shows_a_criterion_not_met_nor_anchors_its_finding(corpus_
                            "delivered, never that a criterion is not met")
     close = json.loads((res.path / "close.json").read_text())["statement"]
     assert [f for f in close["findings"] if f["kind"] == "criterion_not_met"] == []
+
+
+def test_a_contradicted_claim_makes_its_target_not_achieved_whatever_its_criteria_say(
+        corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280 t2, neither criterion decided (the evaluator ran short): its claim "Pushed." (s138)
+    is contradicted by the failed push s134 and names t1.c1, another target's criterion. It is
+    still t2's claim, bearing on the whole of t2: both criteria not met, t2 not achieved (was
+    unverified, only a met criterion was turned). Naming t2.c1 with t2.c2 met: t2.c1 not met."""
+    t2 = copy.deepcopy(T2)
+    t2["criteria"] = [{"id": "t2.c1", "state": "unknown", "cites": [], "reason": "not read far enough"},
+                      {"id": "t2.c2", "state": "unknown", "cites": [], "reason": "not read far enough"}]
+    t2["claims"] = [{"claim": "Pushed.", "said": "s138", "check": "contradicted", "cites": ["s134"], "criteria": ["t1.c1"]}]
+    res, st = story(corpus_store, tmp_path, t2=t2)
+    t = target(st, "t2")
+    assert [(c["id"], c["state"], c["evaluator_state"], c["shown_by"]) for c in t["criteria"]] == [
+        ("t2.c1", "not_met", "unknown", ["s134"]), ("t2.c2", "not_met", "unknown", ["s134"])]
+    assert (t["level"], t["met"], t["unknown"]) == ("not_achieved", 0, 0)
+    close = json.loads((res.path / "close.json").read_text())["statement"]
+    assert next(x for x in close["targets"] if x["id"] == "t2")["outcome"]["class"] == "not_achieved"
+    t2["criteria"][1] = {"id": "t2.c2", "state": "met", "cites": ["s136"], "reason": "the push went through"}
+    t2["claims"][0]["criteria"] = ["t2.c1"]
+    _, st = story(corpus_store, tmp_path, t2=t2)
+    t = target(st, "t2")
+    assert [(c["id"], c["state"]) for c in t["criteria"]] == [("t2.c1", "not_met"), ("t2.c2", "met")]
+    assert t["level"] == "partial"

@@ -260,17 +260,20 @@ class TargetCheck:
 
     def contradicted_by_claims(self, criteria: list[CriterionState], claims: Sequence[ClaimCheck]) -> list[CriterionState]:
         """A target with a contradicted claim is not achieved: the criteria the claim bears on
-        (every criterion when it names none) are not met."""
+        (every criterion when it names none of the target's) are not met, whatever their state
+        was (met, unknown or not captured: the record's contradiction of the claim shows them
+        not met), so the level is never achieved nor unverified for want of a state."""
         out = list(criteria)
         for cl in claims:
             if cl.check != "contradicted":
                 continue
             for k, c in enumerate(out):
-                if c.state != "met" or (cl.criteria and c.id not in cl.criteria):
+                if c.state == "not_met" or (cl.criteria and c.id not in cl.criteria):
                     continue
                 why = f"the claim {cl.claim!r} ({cl.said}) is contradicted by {', '.join(cl.cites)}"
-                self.note("changed", c.id, f"met: {why}: not_met")
-                out[k] = attrs.evolve(c, state="not_met", reason=why, by="asz", evaluator_state=c.evaluator_state or "met",
+                self.note("changed", c.id, f"{c.state}: {why}: not_met")
+                out[k] = attrs.evolve(c, state="not_met", reason=why, by="asz",
+                                      evaluator_state=c.evaluator_state if c.by == "asz" else c.state,
                                       evaluator_reason=c.evaluator_reason if c.by == "asz" else c.reason,
                                       shown_by=cl.cites)
         return out
