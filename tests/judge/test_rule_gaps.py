@@ -328,3 +328,26 @@ def test_a_contradicted_claim_makes_its_target_not_achieved_whatever_its_criteri
     t = target(st, "t2")
     assert [(c["id"], c["state"]) for c in t["criteria"]] == [("t2.c1", "not_met"), ("t2.c2", "met")]
     assert t["level"] == "partial"
+
+
+def test_a_delivery_again_after_the_persons_correction_rests_on_it(corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280 t1, with i2 "check again" (s106, typed after an interrupt) read as the person's
+    correction of it: the Write s89 delivered, then the reply s116 as a delivery again. No file
+    operation of t1 and no check it cites is between (o15 at s89 is its last): the correction
+    between is what it rests on. Read as a steer, as the plain targets answer has it, it is a
+    repeat."""
+    from .achievement_story import TARGETS, answers, run
+
+    a = answers()
+    a["t1"]["events"] = [{"key": "e1", "event": "delivered", "concerns": "file", "cites": ["s89"]},
+                         {"key": "e2", "event": "delivered_again", "concerns": "answer", "cites": ["s116"]}]
+    corrected = copy.deepcopy(TARGETS)
+    corrected["inputs"][1]["actions"] = [{"target": "new:gqc", "action": "correct"}]
+    _, st = run(corpus_store, tmp_path, [a["t1"], a["t2"], a["t3"]], targets=corrected)
+    t = target(st, "t1")
+    assert [(e["id"], e["event"], e["at"]) for e in t["events"]] == [("t1.e1", "delivered", "s89"),
+                                                                    ("t1.e2", "delivered_again", "s116")]
+    assert t["standing"] == ["t1.e2"]
+    _, st = run(corpus_store, tmp_path, [a["t1"], a["t2"], a["t3"]])
+    t = target(st, "t1")
+    assert [e["id"] for e in t["events"]] == ["t1.e1"] and t["standing"] == ["t1.e1"]
