@@ -351,3 +351,35 @@ def test_a_delivery_again_after_the_persons_correction_rests_on_it(corpus_store:
     _, st = run(corpus_store, tmp_path, [a["t1"], a["t2"], a["t3"]])
     t = target(st, "t1")
     assert [e["id"] for e in t["events"]] == ["t1.e1"] and t["standing"] == ["t1.e1"]
+
+
+def test_a_closing_summary_after_a_to_do_list_update_is_no_delivery_again(corpus_store: Any, tmp_path: Path) -> None:
+    """5c0375b4 (claude-code-viewer's sample): i1 asks to bring CLAUDE.md up to date; the Edit s44
+    failed ("File has not been read yet"), the MultiEdit s48 returned, the TodoWrite s50 updated
+    the to-do list, and the reply s52 sums up. The summary given as a delivery again rests on no
+    redone work (a to-do list update changes nothing for the target): left out, so the MultiEdit
+    stands and a contradiction of it (citing the failed Edit s44, as a made case) still applies."""
+    from .achievement_story import run
+
+    targets = {
+        "inputs": [{"input": "i1", "actions": [{"target": "new:doc", "action": "create"}],
+                    "relations": [{"relation": "new", "goal": "new:g", "statement": "CLAUDE.md up to date"}]}],
+        "targets": [{"target": "new:doc", "statement": "Bring CLAUDE.md up to date", "kind": "change", "talks": ["k1"],
+                     "state": "open", "criteria": [{"text": "CLAUDE.md describes the current project"}]}],
+        "goals": [{"goal": "new:g", "main_target": "new:doc", "main_cited": "i1"}],
+    }
+    t1 = {"target": "t1", "criteria": [{"id": "t1.c1", "state": "met", "cites": ["s48"], "reason": "the edits applied"}],
+          "basis": "observed_result", "basis_cites": ["s48"],
+          "events": [{"key": "e1", "event": "delivered", "concerns": "file", "cites": ["s48"]},
+                     {"key": "e2", "event": "delivered_again", "concerns": "answer", "cites": ["s52"]}],
+          "contradictions": [{"delivery": "e1", "disproves": "conclusion", "cites": ["s44"]}]}
+    res, st = run(corpus_store, tmp_path, [t1], targets=targets, cid="5c0375b4")
+    t = target(st, "t1")
+    assert [(e["id"], e["event"], e["at"]) for e in t["events"]] == [("t1.e1", "delivered", "s48")]
+    assert t["standing"] == ["t1.e1"]
+    assert ("left_out", "t1 event e2", "a reply that only repeats a delivered result is no event: no work was redone "
+            "between t1.e1 (s48) and s52 (a file operation of t1, a check's result it cites, an undoing, a "
+            "contradiction or the person's correction)") in checks(st)
+    close = json.loads((res.path / "close.json").read_text())["statement"]
+    out = next(x for x in close["targets"] if x["id"] == "t1")["outcome"]
+    assert (out["class"], out["final_score"]) == ("contradicted", "0")
