@@ -383,3 +383,26 @@ def test_a_closing_summary_after_a_to_do_list_update_is_no_delivery_again(corpus
     close = json.loads((res.path / "close.json").read_text())["statement"]
     out = next(x for x in close["targets"] if x["id"] == "t1")["outcome"]
     assert (out["class"], out["final_score"]) == ("contradicted", "0")
+
+
+def test_a_contradiction_naming_a_key_two_events_share_names_neither(corpus_store: Any, tmp_path: Path) -> None:
+    """258c7280 t2: the push s136 delivered (e1), (made) undone at s139 and delivered again at
+    s141, the answer giving both the key e2. A contradiction naming e2 cannot be shown to name a
+    delivery rather than the undoing: left out, and the delivery again stands uncontradicted (it
+    was read as a contradiction of t2.e3, the key's last event, and made t2 contradicted)."""
+    t2 = copy.deepcopy(T2)
+    t2["events"] = [{"key": "e1", "event": "delivered", "concerns": "remote_change", "cites": ["s136"]},
+                    {"key": "e2", "event": "undone", "concerns": "remote_change", "cites": ["s139"]},
+                    {"key": "e2", "event": "delivered_again", "concerns": "remote_change", "cites": ["s141"]}]
+    t2["contradictions"] = [{"delivery": "e2", "disproves": "conclusion", "cites": ["s142"]}]
+    res, st = story(corpus_store, tmp_path, t2=t2)
+    t = target(st, "t2")
+    assert [(e["id"], e["event"], e["at"]) for e in t["events"]] == [
+        ("t2.e1", "delivered", "s136"), ("t2.e2", "undone", "s139"), ("t2.e3", "delivered_again", "s141")]
+    assert t["standing"] == ["t2.e3"] and t["contradictions"] == []
+    c = checks(st)
+    assert ("noted", "t2 events", "the key 'e2' is given to 2 events: what names it names none of them") in c
+    assert ("left_out", "t2 contradiction 1", "a contradiction of 'e2': a key given to several events, which names "
+            "none of them") in c
+    close = json.loads((res.path / "close.json").read_text())["statement"]
+    assert next(x for x in close["targets"] if x["id"] == "t2")["outcome"]["class"] == "unverified"

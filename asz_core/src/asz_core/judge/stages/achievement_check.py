@@ -53,6 +53,8 @@ class TargetCheck:
         self.next_finding = next_finding
         self.checks: list[Check] = []
         self.received = received if received is not None else ev.work(target.id)
+        self.shared_keys: set[str] = set()
+        """Event keys the answer gave to several events (they name none of them)."""
 
     # --- checks and citations -------------------------------------------------------------------
 
@@ -304,6 +306,13 @@ class TargetCheck:
                 out += [c.seq for c in self.ev.cites(x.get("cites")) if c.seq is not None and self.ev.beyond_words(c, self.tid)]
             return out
 
+        # A key the answer gives to two events names neither: what names it (a contradiction, a
+        # delivery again's corrects, an undoing's deliveries) cannot be shown to name a delivery.
+        given = [_obj(e).get("key") for e in _list(raw)]
+        self.shared_keys = {k for k in given if isinstance(k, str) and given.count(k) > 1}
+        for k in sorted(self.shared_keys):
+            self.note("noted", f"{self.tid} events", f"the key {k!r} is given to {given.count(k)} events: what names it "
+                                                     "names none of them")
         for n, e in enumerate(_list(raw), 1):
             e = _obj(e)
             key = e.get("key") if isinstance(e.get("key"), str) else f"#{n}"
@@ -367,7 +376,8 @@ class TargetCheck:
                 dels = got
             ev = Event(eid, kind, concerns, at.step, _str(e.get("what")), self.ids(shown), corrects, crit, dels)  # type: ignore[arg-type]
             kept.append(ev)
-            key_of[key] = eid
+            if key not in self.shared_keys:
+                key_of[key] = eid
             seq_of[eid] = at.seq  # type: ignore[assignment]
         at_end, took = standing_of((x.id, x.event, x.corrects, x.deliveries) for x in kept)
         end = tuple(at_end)
@@ -423,7 +433,9 @@ class TargetCheck:
             key = e.get("delivery")
             eid = key_of.get(key) if isinstance(key, str) else None
             if eid is None:
-                self.note("left_out", where, f"a contradiction of {key!r}: no delivery kept")
+                self.note("left_out", where, f"a contradiction of {key!r}: " + (
+                    "a key given to several events, which names none of them" if key in self.shared_keys
+                    else "no delivery kept"))
                 continue
             if eid in undoings:
                 self.note("left_out", where, f"a contradiction of {eid}, an undoing: a contradiction names a delivery "
