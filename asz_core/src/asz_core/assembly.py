@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import operator
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import attrs
@@ -780,3 +780,38 @@ def stream_roots(conv: Conversation) -> dict[str, str]:
     for sid, a in stream_anchors(conv).items():
         out[sid] = UNATTRIBUTED if a is None else (conv.step(a).talk or LOOSE)
     return out
+
+
+def work_order(conv: Conversation) -> Callable[[str], tuple[int, ...]]:
+    """When a step happened in the work, as a key to compare steps by: a main-stream step at its
+    landing position ``(seq,)``; a sub-task's step where the step that started it lies in its
+    giver's stream, through its chain of starting steps as deep as it goes, and among the
+    sub-task's own steps in landing order: ``(starting step's seq, ..., its own seq)``. So a
+    sub-task's steps come after the step that started it and before its giver's next step,
+    though a runtime that keeps each sub-agent in a file of its own lands them after the whole
+    main file (Claude Code): 258c7280's a1, started at s343, ran before s344. A stream no single
+    step can be shown to have started (or whose chain none did) is placed by landing order alone.
+    Never by times, which can go back or be missing (spec: "A child agent's calls stay with the
+    part its own starting step is in"; "Order is never taken from times"; docs/rule-readings.md).
+    The one rule by which the achievement stage orders a round of rework's attempt, trigger and
+    redo and the close finds the calls a round holds."""
+    anchors = stream_anchors(conv)
+    by_id = {st.id: st for st in conv.streams}
+    prefix: dict[str, tuple[int, ...]] = {"m": ()}
+
+    def of_stream(sid: str) -> tuple[int, ...]:
+        got = prefix.get(sid)
+        if got is None:
+            if anchors.get(sid) is None:  # unattributed, or its chain is: landing order alone
+                got = ()
+            else:
+                starter = conv.step(by_id[sid].started_by[0])
+                got = of_stream(starter.stream) + (starter.seq,)
+            prefix[sid] = got
+        return got
+
+    def place(step: str) -> tuple[int, ...]:
+        s = conv.step(step)
+        return (*of_stream(s.stream), s.seq)
+
+    return place

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 from attrs import frozen
 
+from ..assembly import work_order
 from ..errors import AszError
 from ..records import USAGE_TYPES, Usage
 from ..regular import read_below
@@ -347,6 +348,16 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
         except (IndexError, ValueError):
             return 1 << 62
 
+    happened = work_order(conv)
+
+    def place_of(step: str | None) -> tuple[int, ...]:
+        """When a step happened in the target's work (a sub-task's step where its starting step
+        is): the order a round of rework runs in, as the achievement stage kept it."""
+        try:
+            return happened(step) if step else (1 << 62,)
+        except (IndexError, ValueError):
+            return (1 << 62,)
+
     src = SourceView(path, stages)
     outs: list[S.TargetStatement] = []
     weights: dict[str, Acc] = {}
@@ -405,13 +416,14 @@ def compute(path: Path, store: Any, registry: Any = None, view: View | None = No
         # Rework rounds and their cost, each call counted once across rounds.
         rounds, seen = [], Acc()
         mine_by_step = dict(mine)
-        order = sorted(mine_by_step, key=seq_of)
+        order = sorted(mine_by_step, key=place_of)
         counted: set[str] = set()
         for r in a.get("rework", []) or []:
             if not isinstance(r, dict) or not r.get("id"):
                 continue
-            lo, hi = seq_of(r.get("trigger")), seq_of(r.get("last_step"))
-            inside = [s for s in order if lo <= seq_of(s) <= hi and s not in counted]
+            # from its trigger to the last step of its redo, in the order the work happened
+            lo, hi = place_of(r.get("trigger")), place_of(r.get("last_step"))
+            inside = [s for s in order if lo <= place_of(s) <= hi and s not in counted]
             counted.update(inside)
             ra, rl = Acc(), {}
             for s in inside:

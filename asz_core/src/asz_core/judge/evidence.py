@@ -31,6 +31,7 @@ The API, in one place::
     ev.before                   # step ids of the talks before the window (and their sub-tasks)
     ev.excerpt("s40", text)     # Excerpt: is ``text`` in the step word for word (its record read whole)?
     ev.order(c)                 # its place in landing order (``seq``); None for what is no step
+    ev.happened(c)              # when it happened in the work (a sub-task's step where its starting step is)
     ev.starting_step("a2")      # the one step that started a sub-task (None: unattributed)
     ev.giver("a2")              # the stream of the agent that gave it its task (m, or the sub-agent above)
     ev.own_result(c, "a2")      # a result of the sub-task's own stream: what its outcome and report rest on
@@ -76,7 +77,7 @@ from typing import Any
 import orjson
 from attrs import frozen
 
-from ..assembly import PERSON_SOURCES, Conversation, Step
+from ..assembly import PERSON_SOURCES, Conversation, Step, work_order
 from ..digits import ID_NUMBER
 from ..window import Window
 
@@ -185,6 +186,7 @@ class Evidence:
         self._hay: dict[str, list[str]] = {}
         self._asked: dict[str, str | None] | None = None
         self._streams: dict[str, list[Step]] | None = None
+        self._happened: Callable[[str], tuple[int, ...]] | None = None
 
     # --- what an id is -------------------------------------------------------------------------
 
@@ -346,6 +348,17 @@ class Evidence:
     @staticmethod
     def order(c: Cite) -> int | None:
         return c.seq
+
+    def happened(self, c: Cite) -> tuple[int, ...] | None:
+        """When the step ``c`` names happened in the work (:func:`~asz_core.assembly.work_order`: a
+        sub-task's step where the step that started it lies in its giver's talk, never after the
+        whole main stream because its runtime recorded it in a file of its own); None for what is
+        no step. Keys compare as tuples."""
+        if c.step is None:
+            return None
+        if self._happened is None:
+            self._happened = work_order(self.conv)
+        return self._happened(c.step)
 
     def created_at(self, target: str) -> int | None:
         """The place of the input that created ``target``."""

@@ -478,10 +478,12 @@ class TargetCheck:
                 need = "an input of the person" if trig == "person" else "a tool step that returned"
                 self.note("left_out", where, f"a {trig} trigger at {tc.fact}: it must be {need}")
                 continue
+            # in the order the work happened: a sub-task's step where its starting step is
+            at = self.ev.happened
             attempt = [c for c in self.cites(e.get("attempt"), where) if self.ev.is_work(c)
-                       and (c.step in work or c.step in before) and c.seq <= tc.seq]  # type: ignore[operator]
+                       and (c.step in work or c.step in before) and at(c) <= at(tc)]  # type: ignore[operator]
             redo = [c for c in self.cites(e.get("redo"), where) if self.ev.is_work(c) and c.step in work
-                    and c.seq > tc.seq]  # type: ignore[operator]
+                    and at(c) > at(tc)]  # type: ignore[operator]
             if not attempt or not redo:
                 self.note("left_out", where, "attempt, trigger and redo do not come in that order, each shown: "
                           + ("no step of the agent's work for the target (or before the window) at or before the "
@@ -496,7 +498,7 @@ class TargetCheck:
                 self.note("changed", where, f"requirement_change with a {trig} trigger: only the person can change a "
                                             "requirement: unknown")
                 given, cause = cause, "unknown"
-            redo.sort(key=lambda c: c.seq)  # type: ignore[arg-type,return-value]
+            redo.sort(key=at)  # type: ignore[arg-type,return-value]
             out.append(ReworkRound(f"{self.tid}.r{len(out) + 1}", self.ids(attempt), trig, tc.step, self.ids(redo), cause,  # type: ignore[arg-type]
                                    tc.step, redo[-1].step, _str(e.get("what")), given))  # type: ignore[arg-type]
         return out
