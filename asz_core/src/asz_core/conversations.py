@@ -12,6 +12,8 @@ The listing and the ledger of all read the per-conversation summaries the ledger
 calls lie in: a conversation wholly inside or outside the span (or on one local day, for ``--by
 day``) needs nothing more; only one that straddles a bound is built again, from its kept
 assembly, to count its calls one by one.
+With no filter, the ledger of all by day or by month reads one kept sum of every conversation
+instead (:mod:`.ledger_rollup`), brought up to date by what changed.
 
 Nothing here imports typer or rich: a lean command path can use it as it is.
 """
@@ -27,7 +29,7 @@ from attrs import frozen
 
 from . import times
 from .errors import AszError
-from .ledger import NO_TIME, QUARTER, Ledger, Row, Summary, Tally, build, grouped, load_prices, month_of, rows, quarter_start, summaries, summarize
+from .ledger import NO_TIME, QUARTER, Ledger, Row, Summary, Tally, build, grouped, in_order, load_prices, month_of, rows, quarter_start, summaries, summarize
 from .price_file import PriceFile
 from .short_ids import SHORT_ID, short_ids, shortest_prefixes  # noqa: F401 - here too, where they were
 from .store import Round, Store
@@ -190,6 +192,12 @@ class AllLedger:
     """Conversations collected (before the filter): none, and the ledger says to collect."""
     newest: str | None = None
     """The last model call of any conversation collected (before the filter)."""
+    totals: tuple[Tally, Tally, Tally] | None = None
+    """The total, sub-agents and helpers of all of them; None: ``items``' added up."""
+    counted_elsewhere: tuple[int, int] | None = None
+    """Copies and replays (``ledger_data.counted_elsewhere``); None: ``items``'."""
+    conversations: int | None = None
+    """How many conversations it holds; None: ``len(items)``."""
 
 
 def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str | None = None,
@@ -200,6 +208,16 @@ def ledger_of_all(f: Filter | None = None, by: str | None = None, *, prices: str
         raise AszError(f"--by must be one of {', '.join(BY_ALL)}, not {by!r}")
     st = store or Store.open()
     every = st.conversations()
+    if by in ("day", "month") and not (f.timed or f.projects or f.runtimes):
+        # Every conversation's calls by day: from the one kept sum of them all (.ledger_rollup),
+        # not from each one's summary. (``items`` is left empty: ``totals`` and the counts say it.)
+        from .ledger_rollup import rolled
+
+        got = rolled(every, store=st, prices=prices)
+        if got is not None and (day_rows := got[0].rows(by, f.tz)) is not None:
+            r, file = got
+            return AllLedger((), file, by, tuple((None, x) for x in day_rows), f, 0, {}, len(r.heads), r.newest(),
+                             (r.total.tally(), r.subagents.tally(), r.helpers.tally()), (r.copies, r.replays), len(r.heads))
     sums, file = summaries(prices=prices, store=st, rows=every)
     book = None
     built: dict[str, tuple[Conversation, Ledger]] = {}
@@ -252,10 +270,12 @@ def all_rows(items: Sequence[Summary | Ledger], by: str | None, tz: dt.tzinfo | 
     if by in ("talk", "stream"):
         leds = [x if isinstance(x, Ledger) else _need(ledger_of)(x) for x in items]
         return [(x.conversation, r) for x in leds for r in rows(x, by)]
-    if by == "day":
-        return [(None, r) for r in grouped(d for x in items for d in _days(x, tz, ledger_of).items())]
-    if by == "month":
-        return [(None, r) for r in grouped(m for x in items for m in _months(x, tz, ledger_of).items())]
+    if by in ("day", "month"):  # (each sum's parts in one order, as the kept sum of all says them: .ledger_rollup)
+        cut = _days if by == "day" else _months
+        out = grouped(d for x in items for d in cut(x, tz, ledger_of).items())
+        for r in out:
+            in_order(r.tally)
+        return [(None, r) for r in out]
     if by == "project":
         return [(None, r) for r in grouped((_project(x) or NO_PROJECT, x.total) for x in items)]
     if by == "model":

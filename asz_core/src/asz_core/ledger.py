@@ -34,7 +34,7 @@ from attrs import define, field, frozen
 from .errors import AszError
 from .gcpause import no_gc
 from .price_file import PriceFile
-from .records import USAGE_TYPES, Usage
+from .records import PARTS, USAGE_TYPES, Usage
 from .textclip import one_line
 from .times import day, instant, utc_text
 
@@ -203,6 +203,21 @@ class Tally:
 
 
 _TALLY_FIELDS = attrs.fields(Tally)
+
+
+def in_order(t: Tally) -> Tally:
+    """``t`` with its money parts in :data:`PARTS` order and its unpriced reasons by name (in
+    place): a sum of many tallies says them in the same order however it was added up (the ledger
+    of all's rows and totals, from the summaries or from :mod:`.ledger_rollup`)."""
+    if len(t.parts) > 1:
+        t.parts = {k: t.parts[k] for k in sorted(t.parts, key=_part_place)}
+    if len(t.unpriced_reasons) > 1:
+        t.unpriced_reasons = {k: t.unpriced_reasons[k] for k in sorted(t.unpriced_reasons)}
+    return t
+
+
+def _part_place(k: str) -> tuple[int, str]:
+    return (PARTS.index(k), "") if k in PARTS else (len(PARTS), k)
 
 
 @frozen
@@ -708,18 +723,11 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
     kept for the same conversation head, price file and code is read back; the others are built
     (and kept, when ASZ_HOME can be written: :mod:`.summary_keep`). ``rows``: the store's
     ``conversations()``, when the caller has read them already."""
-    from .price_file import default_price_file
     from .store import Store
     from .summary_keep import Kept
 
     st = store if isinstance(store, Store) else Store.open()
-    path = Path(prices) if prices else default_price_file()
-    try:
-        from .regular import read_regular
-
-        sha = hashlib.sha256(read_regular(path)).hexdigest()  # (a FIFO is refused, not waited on)
-    except OSError:
-        sha = ""  # Prices.load says what is wrong with it
+    path, sha = price_sha(prices)
     kept = Kept(st.path.parent / "cache" / "ledger", _code_digest(), read=bool(cache and sha))
     book: Prices | None = None
     rows = [row for row in (st.conversations() if rows is None else rows) if row.head is not None]
@@ -762,10 +770,30 @@ def summaries(*, prices: str | None = None, store: object | None = None, cache: 
         file = book.file
         kept.put_price_meta(sha, {"source": file.source, "taken": file.taken})
     else:
-        file = PriceFile(str(path), sha, meta.get("source"), meta.get("taken"), path.resolve().parent == default_price_file().parent)
+        file = price_file_of(path, sha, meta)
     if cache and sha:
         kept.write()
     return out, file
+
+
+def price_sha(prices: str | None) -> tuple[Path, str]:
+    """The price file a ledger prices with and its SHA-256 ("" when it cannot be read: then
+    ``Prices.load`` says what is wrong with it), what kept figures are kept by."""
+    from .price_file import default_price_file
+    from .regular import read_regular
+
+    path = Path(prices) if prices else default_price_file()
+    try:
+        return path, hashlib.sha256(read_regular(path)).hexdigest()  # (a FIFO is refused, not waited on)
+    except OSError:
+        return path, ""
+
+
+def price_file_of(path: Path, sha: str, meta: dict[str, Any]) -> PriceFile:
+    """The price file ``path`` of SHA-256 ``sha``, from what was kept of it (its source and date)."""
+    from .price_file import default_price_file
+
+    return PriceFile(str(path), sha, meta.get("source"), meta.get("taken"), path.resolve().parent == default_price_file().parent)
 
 
 def _code_digest() -> str:
@@ -773,7 +801,8 @@ def _code_digest() -> str:
     pricing, and genai-prices' own (its arithmetic; its data is the price file's)."""
     h = hashlib.sha256(f"v{CACHE_VERSION}".encode())
     here = Path(__file__).resolve().parent
-    files = [here / f"{m}.py" for m in ("records", "store", "lean_events", "assembly", "ledger", "pricing", "model_ids", "times", "textclip")]
+    files = [here / f"{m}.py" for m in ("records", "store", "lean_events", "assembly", "ledger", "ledger_rollup", "pricing", "model_ids",
+                                           "times", "textclip")]
     spec = importlib.util.find_spec("genai_prices")
     if spec and spec.submodule_search_locations:
         gp = Path(next(iter(spec.submodule_search_locations)))

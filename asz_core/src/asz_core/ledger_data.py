@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Any
 
-from .ledger import Ledger, Row, Summary, Tally, rows, share
+from .ledger import Ledger, Row, Summary, Tally, in_order, rows, share
 from .price_file import PriceFile, UpdateResult
 
 if TYPE_CHECKING:
@@ -81,15 +81,15 @@ def ledger_json(led: Ledger, by: str | None = None, tz: Any = dt.UTC) -> dict[st
 
 
 def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | None = None,
-             rows_: Sequence[tuple[str | None, Row]] | None = None) -> dict[str, Any]:
+             rows_: Sequence[tuple[str | None, Row]] | None = None, al: AllLedger | None = None) -> dict[str, Any]:
     if rows_ is None:  # the rows made where the ledger of all makes them
         from .conversations import all_rows
 
         rows_ = all_rows(items, by)
-    total, sub, helpers = all_sums(items)
-    copies, replays = counted_elsewhere(items)
+    total, sub, helpers = all_totals(al) if al is not None else all_sums(items)
+    copies, replays = all_elsewhere(al) if al is not None else counted_elsewhere(items)
     return {
-        "conversations": len(items),
+        "conversations": len(items) if al is None or al.conversations is None else al.conversations,
         "prices": prices_json(prices),
         "by": by or "conversation",
         "total": tally_json(total),
@@ -101,9 +101,10 @@ def all_json(items: Sequence[Ledger | Summary], prices: PriceFile, by: str | Non
 
 
 def all_sums(items: Sequence[Ledger | Summary]) -> tuple[Tally, Tally, Tally]:
-    """The conversations' total, sub-agents and helpers, added up (the JSON's and the table's)."""
-    return (Tally.sum(x.total for x in items), Tally.sum(x.subagents for x in items),
-            Tally.sum(x.helpers for x in items))
+    """The conversations' total, sub-agents and helpers, added up (the JSON's and the table's),
+    their parts in one order (as the kept sum of all says them: :mod:`.ledger_rollup`)."""
+    return (in_order(Tally.sum(x.total for x in items)), in_order(Tally.sum(x.subagents for x in items)),
+            in_order(Tally.sum(x.helpers for x in items)))
 
 
 def counted_elsewhere(items: Sequence[Ledger | Summary]) -> tuple[int, int]:
@@ -116,8 +117,22 @@ def _copies(x: Ledger | Summary) -> int:
     return sum(x.copies.values()) if isinstance(x, Ledger) else x.copies
 
 
+def all_totals(al: AllLedger) -> tuple[Tally, Tally, Tally]:
+    """The ledger of all's total, sub-agents and helpers: as it was made, or its items added up."""
+    return al.totals if al.totals is not None else all_sums(al.items)
+
+
+def all_elsewhere(al: AllLedger) -> tuple[int, int]:
+    return al.counted_elsewhere if al.counted_elsewhere is not None else counted_elsewhere(al.items)
+
+
+def all_count(al: AllLedger) -> int:
+    """How many conversations the ledger of all holds."""
+    return al.conversations if al.conversations is not None else len(al.items)
+
+
 def all_ledger_json(al: AllLedger) -> dict[str, Any]:
-    d = all_json(list(al.items), al.prices, al.by, list(al.rows))
+    d = all_json(list(al.items), al.prices, al.by, list(al.rows), al)
     d["filter"] = al.filter.to_json()
     d["untimed_calls_left_out"] = al.untimed_calls
     return d

@@ -17,8 +17,8 @@ from .money import UNKNOWN, bound, figure
 from .money import dollars as money  # the one format, by the name the tables here use
 from .ledger import Ledger, Row, Tally, rows, share
 from .ledger_data import (  # noqa: F401 - the JSON builders, here too for those who import them from here
-    _copies, all_json, all_ledger_json, all_sums, blocks_json, counted_elsewhere, ledger_json, prices_json, row_json,
-    share_json, subagents_json, tally_json, update_json,
+    _copies, all_count, all_elsewhere, all_json, all_ledger_json, all_sums, all_totals, blocks_json, counted_elsewhere,
+    ledger_json, prices_json, row_json, share_json, subagents_json, tally_json, update_json,
 )
 from .price_file import PriceFile, UpdateResult
 from .records import USAGE_TYPES
@@ -242,11 +242,11 @@ def nothing_note(collected: int, f: Any, newest: str | None, what: str) -> str:
 def all_text(al: AllLedger) -> Group:
     if not al.rows:
         return Group(Text(nothing_note(al.collected, al.filter, al.newest, "model call")))
-    items, by = al.items, al.by
-    total, sub, helpers = all_sums(items)
+    by = al.by
+    total, sub, helpers = all_totals(al)
     notes = unknown_notes(total) + filter_notes(al)
     short = al.shorts
-    title = plural(len(items), "conversation")
+    title = plural(all_count(al), "conversation")
     if by in ("model", "day", "month", "project"):
         label = f"{by} ({zone_label(al.filter.tz)})" if by in ("day", "month") else by
         # a project is its path whole, or where that does not fit, the fewest last folders that tell it apart
@@ -268,7 +268,7 @@ def all_text(al: AllLedger) -> Group:
                 for _, r in al.rows]
         t = ledger_table(title, first, (("conversation", "runtime", "project", "sub"), ("conversation", "project"), ("conversation",)),
                          data, total, notes)
-    return Group(_prices_line(al.prices), t, _notes(total, sub, helpers, *counted_elsewhere(items)))
+    return Group(_prices_line(al.prices), t, _notes(total, sub, helpers, *all_elsewhere(al)))
 
 
 def _sub_money(t: Any) -> str:

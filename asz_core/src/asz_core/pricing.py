@@ -29,11 +29,7 @@ from attrs import frozen
 from .model_ids import spellings
 from .price_file import (  # noqa: F401 - here too, where callers took them
     PRICES_DIR, SNAPSHOT_PREFIX, PriceFile, PriceFileError, UpdateResult, default_price_file, shipped_snapshots)
-from .records import Usage
-
-PARTS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "other")
-"""How a call's money is split. ``cache_write_5m`` holds cache writes priced at the provider's
-plain cache-write rate (the 5-minute one); ``other`` what genai-prices prices beyond tokens."""
+from .records import PARTS, Usage  # noqa: F401 - PARTS here too, where callers took it
 
 _PART_OF_UNIT = {
     "input_tokens": "input", "input_text_tokens": "input",

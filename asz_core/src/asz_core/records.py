@@ -78,6 +78,11 @@ class Cursor:
 
 USAGE_TYPES = ("input", "output", "cache_read", "cache_write")
 
+PARTS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "other")
+"""How a call's money is split (``pricing``). ``cache_write_5m`` holds cache writes priced at the
+provider's plain cache-write rate (the 5-minute one); ``other`` what genai-prices prices beyond
+tokens. Here, not in ``pricing``, so the ledger of all orders a sum's parts without importing it."""
+
 
 @frozen(slots=True)
 class Usage:

@@ -41,9 +41,8 @@ class Kept:
         self.shards: dict[str, dict[str, Any]] = {}
         """shard -> {"prices": {sha: meta}, "summaries": {sha: {conversation: [head, dump]}}}."""
         self.changed: set[str] = set()
-        if read:
-            for s in SHARDS:
-                self.shards[s] = self._read(folder / f"{s}.json")
+        self.read = read
+        """Whether kept files are read: each the first time a conversation of it is asked for."""
 
     def _read(self, path: Path) -> dict[str, Any]:
         try:
@@ -56,7 +55,11 @@ class Kept:
         return {"prices": prices if isinstance(prices, dict) else {}, "summaries": sums if isinstance(sums, dict) else {}}
 
     def _shard(self, conversation: str) -> dict[str, Any]:
-        return self.shards.setdefault(shard_of(conversation), {"prices": {}, "summaries": {}})
+        s = shard_of(conversation)
+        got = self.shards.get(s)
+        if got is None:  # read when first needed: a day's growth reads the files of what grew only
+            got = self.shards[s] = self._read(self.folder / f"{s}.json") if self.read else {"prices": {}, "summaries": {}}
+        return got
 
     def get(self, sha: str, conversation: str, head: str) -> Any:
         """The dump kept for ``conversation`` at ``head`` priced with ``sha``, or None."""
@@ -66,12 +69,11 @@ class Kept:
         return None
 
     def put(self, sha: str, conversation: str, head: str, dump: Any) -> None:
-        s = shard_of(conversation)
         self._shard(conversation)["summaries"].setdefault(sha, {})[conversation] = [head, dump]
-        self.changed.add(s)
+        self.changed.add(shard_of(conversation))
 
     def price_meta(self, sha: str) -> Any:
-        """What was kept of the price file ``sha`` (its source and date), from any file."""
+        """What was kept of the price file ``sha`` (its source and date), from any file read."""
         return next((sh["prices"][sha] for sh in self.shards.values() if sha in sh["prices"]), None)
 
     def put_price_meta(self, sha: str, meta: dict[str, Any]) -> None:
