@@ -798,7 +798,18 @@ def price_file_of(path: Path, sha: str, meta: dict[str, Any]) -> PriceFile:
 
 def _code_digest() -> str:
     """The code a summary depends on: how records are read and assembled, the ledger, the
-    pricing, and genai-prices' own (its arithmetic; its data is the price file's)."""
+    pricing, and genai-prices' own (its arithmetic; its data is the price file's). Once a process
+    (the kept sum of all and the summaries both ask)."""
+    global _digest
+    if _digest is None:
+        _digest = _code_digest_made()
+    return _digest
+
+
+_digest: str | None = None
+
+
+def _code_digest_made() -> str:
     h = hashlib.sha256(f"v{CACHE_VERSION}".encode())
     here = Path(__file__).resolve().parent
     files = [here / f"{m}.py" for m in ("records", "store", "lean_events", "assembly", "ledger", "ledger_rollup", "pricing", "model_ids",
