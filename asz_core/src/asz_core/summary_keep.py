@@ -32,8 +32,9 @@ def shard_of(conversation: str) -> str:
 
 
 class Kept:
-    """The summaries kept in ``folder`` by code that hashes to ``code``: read once, changed in
-    memory (:meth:`put`), and the files that changed written back (:meth:`write`)."""
+    """The summaries kept in ``folder`` by code that hashes to ``code``: each file read once, when a
+    conversation of it is first asked for, changed in memory (:meth:`put`), and the files that
+    changed written back (:meth:`write`)."""
 
     def __init__(self, folder: Path, code: str, *, read: bool = True) -> None:
         self.folder, self.code = folder, code
@@ -73,8 +74,16 @@ class Kept:
         self.changed.add(shard_of(conversation))
 
     def price_meta(self, sha: str) -> Any:
-        """What was kept of the price file ``sha`` (its source and date), from any file read."""
-        return next((sh["prices"][sha] for sh in self.shards.values() if sha in sh["prices"]), None)
+        """What was kept of the price file ``sha`` (its source and date), from any file (those not
+        read yet are read only when none read holds it: a home of few conversations)."""
+        got = next((sh["prices"][sha] for sh in self.shards.values() if sha in sh["prices"]), None)
+        if got is None and self.read:
+            for s in SHARDS:
+                if s not in self.shards:
+                    self.shards[s] = self._read(self.folder / f"{s}.json")
+                    if sha in self.shards[s]["prices"]:
+                        return self.shards[s]["prices"][sha]
+        return got
 
     def put_price_meta(self, sha: str, meta: dict[str, Any]) -> None:
         for s in self.changed:
