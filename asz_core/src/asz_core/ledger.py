@@ -718,17 +718,19 @@ PARALLEL_RECORDS = 20_000
 
 
 def summaries(*, prices: str | None = None, store: object | None = None, cache: bool = True,
-              rows: Sequence[Any] | None = None) -> tuple[list[Summary], PriceFile]:
+              rows: Sequence[Any] | None = None, kept: Any = None) -> tuple[list[Summary], PriceFile]:
     """Every collected conversation's summary at its newest round, and the price file. A summary
     kept for the same conversation head, price file and code is read back; the others are built
     (and kept, when ASZ_HOME can be written: :mod:`.summary_keep`). ``rows``: the store's
-    ``conversations()``, when the caller has read them already."""
+    ``conversations()``, when the caller has read them already; ``kept``: the kept files
+    (:class:`.summary_keep.Kept` of this store and code), when the caller has read some already."""
     from .store import Store
     from .summary_keep import Kept
 
     st = store if isinstance(store, Store) else Store.open()
     path, sha = price_sha(prices)
-    kept = Kept(st.path.parent / "cache" / "ledger", _code_digest(), read=bool(cache and sha))
+    if kept is None or not (cache and sha):
+        kept = Kept(st.path.parent / "cache" / "ledger", _code_digest(), read=bool(cache and sha))
     book: Prices | None = None
     rows = [row for row in (st.conversations() if rows is None else rows) if row.head is not None]
     found: dict[str, Summary] = {}

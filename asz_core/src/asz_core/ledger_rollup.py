@@ -357,7 +357,7 @@ def _update(r: Rollup, changed: list[Any], gone: list[str], folder: Path, code: 
             return None
         olds.append(s)
     if changed or not r.prices:
-        news, file = summaries(prices=prices, store=store, rows=changed)
+        news, file = summaries(prices=prices, store=store, rows=changed, kept=kept)  # (its files read once)
     else:  # only taken out: the price file as it was kept
         news, file = [], price_file_of(*price_sha(prices), r.prices)
     try:
