@@ -178,7 +178,9 @@ class AllLedger:
     """The ledger of the conversations a filter keeps, cut one way."""
 
     items: tuple[Summary | Ledger, ...]
-    """One per conversation kept, holding only the calls in the span (ledgers for talk and stream)."""
+    """One per conversation kept, holding only the calls in the span (ledgers for talk and stream);
+    none when the rows came from the kept sum of all (by day or month with no filter: ``totals``,
+    ``counted_elsewhere`` and ``conversations`` say what they would)."""
     prices: PriceFile
     by: str | None
     rows: tuple[tuple[str | None, Row], ...]
