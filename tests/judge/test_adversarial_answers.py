@@ -38,13 +38,14 @@ import pytest
 from asz_core import window
 from asz_core.convert import structure
 from asz_core.judge import runner
-from asz_core.judge.evidence import EXCERPT_BYTES
 from asz_core.judge.judgment import (AVOIDABLE, BASES, CAUSES, CLAIM_CHECKS, DISPATCHES, END_STATES, LABELS,
                                      NOT_REVIEWED, OUTCOMES, REPORTS, STATES, STATUSES, TRIGGERS, USES, CloseFile,
                                      StageFile)
 
 from .achievement_story import CID, T1, T2, T3, TARGETS
 
+EXCERPT_BYTES = 300
+"""The spec ("Reasons, observations and accounts"): an excerpt longer than 300 bytes is cut to its first 300."""
 PERSON = ("person", "queued", "command")
 """The record's input sources that are the person's own words."""
 
