@@ -18,26 +18,13 @@ from asz_core.collect import collect, plan_files
 from asz_core.registry import Registry
 from asz_core.store import Store
 
-from .helpers import CORPUS
-
-RUNTIMES = ("claude-code", "codex", "kiro", "langsmith")
+from .test_collect_looks import mixed  # noqa: F401 (the fixture: the four runtimes' corpora in one folder)
 
 
 @pytest.fixture(autouse=True)
 def no_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
     """Folders made by the test are trusted at once (as in test_collect_listings)."""
     monkeypatch.setattr(looks, "RACY_NS", 0)
-
-
-@pytest.fixture
-def mixed(tmp_path: Path) -> Path:
-    for r in RUNTIMES:
-        if not (CORPUS / r).is_dir():
-            pytest.skip(f"corpus not found at {CORPUS / r}")
-    out = tmp_path / "mixed"
-    for r in RUNTIMES:
-        shutil.copytree(CORPUS / r, out, dirs_exist_ok=True)
-    return out
 
 
 def _plan(folder: Path, cache: Path | None) -> list[tuple[str, str]]:
