@@ -135,8 +135,9 @@ def failed_sibling(dst: Path) -> Path:
     """The corpus conversation fe5e1c67 (five inline sub-agents; s10 launched a2, a3 and a1 at once
     by the Tasks s12, s13, s14) with (made) the second Task's result an error: a sibling launched
     with a2's task that failed, which the corpus lacks."""
-    from tests.conftest import CLAUDE_CORPUS
+    from tests.conftest import CLAUDE_CORPUS, need_corpus
 
+    need_corpus(CLAUDE_CORPUS)  # a clone without ../shared skips the test, saying why
     src = next(CLAUDE_CORPUS.rglob("fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"))
     out = dst / "failed-sibling" / "sample-project"
     out.mkdir(parents=True)
