@@ -47,6 +47,16 @@ def asz_in(folder: Path, home: Path, *args: str):  # type: ignore[no-untyped-def
                           text=True, timeout=300)
 
 
+def folder_and_home(tmp_path: Path) -> tuple[Path, Path]:
+    """A working folder whose asz.yaml names the scripted evaluator, and a home holding the example."""
+    repo = tmp_path / "mine"
+    repo.mkdir()
+    (repo / "asz.yaml").write_text(f"judge:\n  mode: single\n  evaluator: scripted:{SCRIPT}\n")
+    home = tmp_path / "home"
+    assert run_asz("collect", str(EXAMPLE), home=home).returncode == 0
+    return repo, home
+
+
 def test_an_untrusted_folder_config_steers_nothing(tmp_path: Path) -> None:
     repo, mark = hostile_folder(tmp_path)
     home = tmp_path / "home"
@@ -63,11 +73,7 @@ def test_an_untrusted_folder_config_steers_nothing(tmp_path: Path) -> None:
 
 
 def test_trusting_the_file_as_it_is_reads_it_and_a_change_needs_trust_again(tmp_path: Path) -> None:
-    repo = tmp_path / "mine"
-    repo.mkdir()
-    (repo / "asz.yaml").write_text(f"judge:\n  mode: single\n  evaluator: scripted:{SCRIPT}\n")
-    home = tmp_path / "home"
-    assert run_asz("collect", str(EXAMPLE), home=home).returncode == 0
+    repo, home = folder_and_home(tmp_path)
     assert asz_in(repo, home, "judge", "5e1f0c2a", "--brief").returncode == 1
     t = asz_in(repo, home, "config", "trust", "--json")
     assert t.returncode == 0, t.stderr
@@ -89,11 +95,7 @@ def test_trusting_the_file_as_it_is_reads_it_and_a_change_needs_trust_again(tmp_
 
 
 def test_a_named_file_and_the_homes_are_read_without_trust(tmp_path: Path) -> None:
-    repo = tmp_path / "mine"
-    repo.mkdir()
-    (repo / "asz.yaml").write_text(f"judge:\n  mode: single\n  evaluator: scripted:{SCRIPT}\n")
-    home = tmp_path / "home"
-    assert run_asz("collect", str(EXAMPLE), home=home).returncode == 0
+    repo, home = folder_and_home(tmp_path)
     r = asz_in(repo, home, "judge", "5e1f0c2a", "--brief", "--config", "asz.yaml")
     assert r.returncode == 0, r.stderr
     (home / "asz.yaml").write_text(f"judge:\n  mode: stream\n  evaluator: scripted:{SCRIPT}\n")
