@@ -167,28 +167,22 @@ class Looks:
         identity of every file its kept listing names, in the listing's order] (:meth:`routed`)."""
         self.routed_anew = False
         # Kept in the store's cache, signed (:mod:`.signed`): only what a collect of this home wrote
-        # is given again; one planted, or too large, or not a regular file, is as if none were kept.
+        # is given again; one planted, or too large, or not a regular file, is as if none were kept
+        # (every folder listed again, every folder's files routed again, every look made again).
         if cache is not None:
             try:
-                data = orjson.loads(signed.read(_home(cache), cache.with_name(LISTINGS), KEPT_BYTES) or b"null")
-                if isinstance(data, dict) and data.get("v") == VERSION:
-                    self.listings = dict(data["roots"])
+                self.listings = dict(_kept(cache.with_name(LISTINGS))["roots"])
             except (ValueError, KeyError, TypeError):
-                pass  # none kept, or unreadable: every folder is listed again
-        if cache is not None:
+                pass
             try:
-                data = orjson.loads(signed.read(_home(cache), cache.with_name(ROUTES), KEPT_BYTES) or b"null")
-                if isinstance(data, dict) and data.get("v") == VERSION:
-                    self.routes = dict(data["folders"])
+                self.routes = dict(_kept(cache.with_name(ROUTES))["folders"])
             except (ValueError, KeyError, TypeError):
-                pass  # none kept: every folder's files are routed again
-        if cache is not None:
+                pass
             try:
-                data = orjson.loads(signed.read(_home(cache), cache, KEPT_BYTES) or b"null")
-                if isinstance(data, dict) and data.get("v") == VERSION:
-                    self.kept, self.codes = dict(data["files"]), dict(data["codes"])
+                data = _kept(cache)
+                self.kept, self.codes = dict(data["files"]), dict(data["codes"])
             except (ValueError, KeyError, TypeError):
-                pass  # none kept, or unreadable: every look is made again, and kept anew
+                pass
 
     def stat(self, p: str | os.PathLike[str]) -> os.stat_result:
         key = os.fspath(p)
@@ -264,7 +258,7 @@ class Looks:
                 for f in files:
                     path = os.path.join(d, f)
                     st = self.stat(path)
-                    if idents[i] != [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode]:
+                    if idents[i] != _identity(st):
                         return None
                     same.append(path)
                     i += 1
@@ -290,7 +284,7 @@ class Looks:
             for d, _, _, files in kept:
                 for f in files:
                     st = self.stat(os.path.join(d, f))
-                    idents.append([st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode])
+                    idents.append(_identity(st))
         except OSError:
             self.routes.pop(root, None)
             return
@@ -319,6 +313,19 @@ class Looks:
             _write(self.cache.with_name(ROUTES), {"v": VERSION, "folders": self.routes})
         if self.dirty or gone:
             _write(self.cache, {"v": VERSION, "codes": self.codes, "files": self.kept})
+
+
+def _kept(path: Path) -> dict[str, Any]:
+    """The JSON kept at ``path`` by a collect of this home, of this version (KeyError: none such)."""
+    data = orjson.loads(signed.read(_home(path), path, KEPT_BYTES) or b"null")
+    if not (isinstance(data, dict) and data.get("v") == VERSION):
+        raise KeyError(path.name)
+    return data
+
+
+def _identity(st: os.stat_result) -> list[int]:
+    """What a kept plan holds of a file, changed by any write, rename or replacement of it."""
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode]
 
 
 def _home(cache: Path) -> Path:
