@@ -94,15 +94,7 @@ class Sum:
         self.output_floor += sign * t.output_floor
         self.unpriced += sign * t.unpriced
         self.incomplete += sign * t.incomplete
-        for mine, theirs in ((self.tokens, t.tokens), (self.unknown, t.unknown), (self.unpriced_tokens, t.unpriced_tokens),
-                             (self.reasons, t.unpriced_reasons)):
-            for k, v in theirs.items():
-                if v:
-                    n = mine.get(k, 0) + sign * v
-                    if n:
-                        mine[k] = n
-                    else:
-                        del mine[k]
+        _add_counts(self, t.tokens, t.unknown, t.unpriced_tokens, t.unpriced_reasons, sign)
         self.money = _EXACT.add(self.money, t.money) if sign > 0 else _EXACT.subtract(self.money, t.money)
         _count(self.e_money, _exp(t.money), sign)
         if t.floor_money:
@@ -120,14 +112,7 @@ class Sum:
         self.output_floor += sign * o.output_floor
         self.unpriced += sign * o.unpriced
         self.incomplete += sign * o.incomplete
-        for mine, theirs in ((self.tokens, o.tokens), (self.unknown, o.unknown), (self.unpriced_tokens, o.unpriced_tokens),
-                             (self.reasons, o.reasons)):
-            for k, v in theirs.items():
-                n = mine.get(k, 0) + sign * v
-                if n:
-                    mine[k] = n
-                else:
-                    del mine[k]
+        _add_counts(self, o.tokens, o.unknown, o.unpriced_tokens, o.reasons, sign)
         op = _EXACT.add if sign > 0 else _EXACT.subtract
         self.money, self.floor = op(self.money, o.money), op(self.floor, o.floor)
         for mine_e, theirs_e in ((self.e_money, o.e_money), (self.e_floor, o.e_floor)):
@@ -181,6 +166,21 @@ class Sum:
         if set(s.parts) != set(s.e_parts) or not (s.tokens.keys() <= set(Tally().tokens) and s.unknown.keys() <= set(USAGE_TYPES)):
             raise ValueError("a kept sum of another shape")
         return s
+
+
+def _add_counts(into: Sum, tokens: dict[str, int], unknown: dict[str, int], unpriced_tokens: dict[str, int],
+                reasons: dict[str, int], sign: int) -> None:
+    """The counts by name added to ``into``'s (``sign`` 1) or taken away (-1); a count that comes
+    to 0 is dropped, as a sum of tallies never holds one."""
+    for mine, theirs in ((into.tokens, tokens), (into.unknown, unknown), (into.unpriced_tokens, unpriced_tokens),
+                         (into.reasons, reasons)):
+        for k, v in theirs.items():
+            if v:
+                n = mine.get(k, 0) + sign * v
+                if n:
+                    mine[k] = n
+                else:
+                    del mine[k]
 
 
 def _at(d: Decimal, e: int) -> Decimal:
